@@ -1,0 +1,23 @@
+# Stage 0b — the tiny model's "pretraining" (model.source: scratch only): next-token training
+# on Level-1 problems with their one-step traces, the stand-in for what a pretrained LLM knows.
+
+
+rule pretrain_base:
+    input:
+        data="results/data/strings/pretrain.parquet",
+    output:
+        model=directory("results/models/base"),
+    params:
+        settings=pretrain_params,
+    log:
+        "logs/pretrain_base/all.log",
+    benchmark:
+        "results/benchmarks/pretrain_base/all.tsv"
+    threads: HEAVY_THREADS
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=GPUS,
+    shell:
+        "{PY} scripts/pretrain.py --data {input.data} --settings {params.settings:q} "
+        "--out {output.model} > {log} 2>&1"

@@ -1,0 +1,90 @@
+# Helpers shared by the rules: config validation and thin adapters from wildcards to the
+# pure functions in fgx.workflow (which hold every decision and are unit-tested).
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # fgx importable without installing
+
+from fgx import workflow as wf
+from fgx.config import validate_config
+
+
+validate_config(config, source="the merged --configfile/config.yaml",
+                schema_path=Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+
+PY = "python"  # the interpreter of the active environment (conda: envs/torch.yaml)
+HEAVY_THREADS = config.get("compute", {}).get("torch_threads", 2)
+GPUS = 1 if config["engine"] == "verl" or config.get("device") == "cuda" else 0
+
+
+wildcard_constraints:
+    split=r"[a-z0-9_]+",
+    model=r"[a-z0-9_]+",
+    run="|".join(wf.RL_RUNS),
+
+
+def log_path(rule_name, pattern=""):
+    """logs/{rule}/{wildcards}.log (literal wildcard paths keep logs greppable)."""
+    return f"logs/{rule_name}/{pattern or 'all'}.log"
+
+
+def bench_path(rule_name, pattern=""):
+    return f"results/benchmarks/{rule_name}/{pattern or 'all'}.tsv"
+
+
+def all_figures():
+    return wf.figure_targets(config)
+
+
+def model_input(name):
+    return wf.model_dir(config, name)
+
+
+# params functions: each returns canonical JSON so a changed setting reruns exactly its jobs
+def generate_params(wildcards):
+    return wf.generate_args(config, wildcards.split)
+
+
+def rollout_params(wildcards):
+    return wf.sampling_settings(config, "rollout", wildcards.model, wildcards.split)
+
+
+def eval_params(wildcards):
+    return wf.sampling_settings(config, "eval", wildcards.model, wildcards.split)
+
+
+def filter_params(wildcards):
+    return wf.filter_settings(config, wildcards.split)
+
+
+def sft_params(wildcards):
+    return wf.sft_settings(config, wildcards.model)
+
+
+def sft_init(wildcards):
+    return wf.sft_sources(config, wildcards.model)["init"]
+
+
+def sft_data(wildcards):
+    return wf.sft_sources(config, wildcards.model)["data"]
+
+
+def rl_params(wildcards):
+    return wf.rl_settings(config, wildcards.run)
+
+
+def rollout_model(wildcards):
+    return model_input(wildcards.model)
+
+
+def pretrain_params(wildcards):
+    return wf.pretrain_settings(config)
+
+
+def metrics_params(wildcards):
+    return wf.metrics_settings(config)
+
+
+def figure_params(wildcards, output):
+    return wf.figure_settings(config, Path(output.pdf).stem)

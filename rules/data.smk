@@ -1,0 +1,40 @@
+# Stage 0 — problem sets (paper Section 3.1): Stage-1 Level-1 problems over all 25 functions,
+# Stage-2 train splits over the train functions, the held-out test/val sets over the eval
+# functions, Level-2 chunks for the iterative-RFT baseline, and a leakage check.
+
+
+rule generate_strings:
+    output:
+        "results/data/strings/{split}.parquet",
+    params:
+        args=generate_params,
+    log:
+        "logs/generate_strings/{split}.log",
+    benchmark:
+        "results/benchmarks/generate_strings/{split}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    shell:
+        "{PY} -m fgx.tasks.strings generate {params.args} --out {output} > {log} 2>&1"
+
+
+rule check_leakage:
+    input:
+        test=expand("results/data/strings/{split}.parquet", split=["test", "val"]),
+        train=expand("results/data/strings/{split}.parquet", split=wf.training_splits(config)),
+    output:
+        "results/data/strings/leakage.json",
+    log:
+        "logs/check_leakage/all.log",
+    benchmark:
+        "results/benchmarks/check_leakage/all.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    shell:
+        "{PY} -m fgx.tasks.leakage --test {input.test} --train {input.train} --out {output} > {log} 2>&1"

@@ -1,0 +1,45 @@
+# Evaluation (paper Section 4 / Fig. 5): every model sampled n times per held-out test prompt
+# at T=1.0; per-level accuracy and unbiased pass@k with bootstrap confidence intervals.
+
+
+rule evaluate:
+    input:
+        model=rollout_model,
+        data="results/data/strings/{split}.parquet",
+    output:
+        samples="results/eval/{model}/{split}.parquet",
+    params:
+        settings=eval_params,
+    log:
+        "logs/evaluate/{model}/{split}.log",
+    benchmark:
+        "results/benchmarks/evaluate/{model}/{split}.tsv"
+    threads: HEAVY_THREADS
+    resources:
+        mem_mb=8000,
+        runtime=240,
+        gpu=GPUS,
+    shell:
+        "{PY} scripts/sample.py --model {input.model} --data {input.data} "
+        "--settings {params.settings:q} --out {output.samples} > {log} 2>&1"
+
+
+rule metrics:
+    input:
+        "results/eval/{model}/{split}.parquet",
+    output:
+        "results/metrics/{model}/{split}.parquet",
+    params:
+        settings=metrics_params,
+    log:
+        "logs/metrics/{model}/{split}.log",
+    benchmark:
+        "results/benchmarks/metrics/{model}/{split}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    shell:
+        "{PY} scripts/metrics.py --samples {input} --model {wildcards.model} "
+        "--settings {params.settings:q} --out {output} > {log} 2>&1"

@@ -1,0 +1,48 @@
+# Rejection fine-tuning (paper Section 3.2 Stage 1, and the iterative-RFT baseline of Fig. 3):
+# keep correct rollouts, then supervised fine-tuning on them (loss on response tokens only).
+# Models: stage1 (from base) and rft_level2_iter{i} (from the previous iteration).
+
+
+rule filter_rollouts:
+    input:
+        "results/rollouts/{model}/{split}.parquet",
+    output:
+        "results/rft/{model}/{split}.parquet",
+    params:
+        settings=filter_params,
+    log:
+        "logs/filter_rollouts/{model}/{split}.log",
+    benchmark:
+        "results/benchmarks/filter_rollouts/{model}/{split}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    shell:
+        "{PY} scripts/filter_rollouts.py --rollouts {input} --settings {params.settings:q} "
+        "--out {output} > {log} 2>&1"
+
+
+rule rft_sft:
+    input:
+        init=sft_init,
+        data=sft_data,
+    output:
+        model=directory("results/models/{model}"),
+    wildcard_constraints:
+        model=r"stage1|rft_level2_iter[0-9]+",
+    params:
+        settings=sft_params,
+    log:
+        "logs/rft_sft/{model}.log",
+    benchmark:
+        "results/benchmarks/rft_sft/{model}.tsv"
+    threads: HEAVY_THREADS
+    resources:
+        mem_mb=8000,
+        runtime=240,
+        gpu=GPUS,
+    shell:
+        "{PY} scripts/sft.py --model {input.init} --data {input.data} "
+        "--settings {params.settings:q} --out {output.model} > {log} 2>&1"

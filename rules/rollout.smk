@@ -1,0 +1,25 @@
+# Sampling for training data (paper Section 3.2, Stage 1 and the RFT baseline): n samples per
+# prompt at T=1.0, each scored by the task's compute_score. Evaluation sampling is in
+# evaluate.smk (same script, different settings and directory).
+
+
+rule rollout:
+    input:
+        model=rollout_model,
+        data="results/data/strings/{split}.parquet",
+    output:
+        rollouts="results/rollouts/{model}/{split}.parquet",
+    params:
+        settings=rollout_params,
+    log:
+        "logs/rollout/{model}/{split}.log",
+    benchmark:
+        "results/benchmarks/rollout/{model}/{split}.tsv"
+    threads: HEAVY_THREADS
+    resources:
+        mem_mb=8000,
+        runtime=120,
+        gpu=GPUS,
+    shell:
+        "{PY} scripts/sample.py --model {input.model} --data {input.data} "
+        "--settings {params.settings:q} --out {output.rollouts} > {log} 2>&1"

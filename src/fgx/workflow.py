@@ -1,0 +1,184 @@
+"""What each DAG job needs, as pure functions of the config.
+
+The .smk files only wire files; every decision about which model feeds which stage, which
+generator arguments a data split uses and which settings a job receives lives here, where it
+is unit-tested. Settings are passed to jobs as JSON ``params``, so Snakemake reruns a job (and
+only that job and its descendants) when a setting it reads changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Mapping
+
+RL_RUNS = ("level1", "level2", "level1to2")
+FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl")
+RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
+
+# Stage-2 train splits: (min level, max level) over the train functions.
+TRAIN_SPLIT_LEVELS = {"level1": (1, 1), "level2": (2, 2), "level1to2": (1, 2)}
+
+
+def derive_seed(seed: int, *names: Any) -> int:
+    """A per-job seed: stable across runs and machines, different for every job name."""
+    blob = ":".join([str(seed), *map(str, names)]).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON for params (sorted keys: equal settings give equal strings)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------- data splits
+def string_splits(config: Mapping) -> list[str]:
+    """Every string-task split the config asks for."""
+    splits = ["stage1", "test", "val", *TRAIN_SPLIT_LEVELS]
+    if config["model"]["source"] == "scratch":
+        splits.append("pretrain")
+    splits += [f"level2_chunk{i}" for i in range(1, config["data"]["rft_chunks"] + 1)]
+    return splits
+
+
+def string_split_spec(config: Mapping, split: str) -> dict:
+    """Generator arguments of one split (the CLI of ``fgx.tasks.strings generate``)."""
+    data, task = config["data"], config["task"]
+    lo, hi = data["test_levels"]
+    common = {"style": task["style"], "max_value_len": task.get("max_value_len"),
+              "seed": derive_seed(config["seed"], "data", split)}
+    if split == "pretrain":
+        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"])
+    elif split == "stage1":
+        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
+    elif split in TRAIN_SPLIT_LEVELS:
+        a, b = TRAIN_SPLIT_LEVELS[split]
+        spec = dict(stage=2, split="train", min_level=a, max_level=b, num=data["stage2_train_problems"])
+    elif split == "test":
+        spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
+                    num=data["test_per_level"] * (hi - lo + 1))
+    elif split == "val":
+        spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
+                    num=data["val_per_level"] * (hi - lo + 1))
+    elif (m := re.fullmatch(r"level2_chunk(\d+)", split)) and 1 <= int(m[1]) <= data["rft_chunks"]:
+        spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"])
+    else:
+        raise ValueError(f"unknown string-task split {split!r}; known: {', '.join(string_splits(config))}")
+    return {**spec, **common}
+
+
+def generate_args(config: Mapping, split: str) -> str:
+    """``fgx.tasks.strings generate`` command-line arguments for one split."""
+    spec = string_split_spec(config, split)
+    args = [f"--stage {spec['stage']}", f"--split {spec['split']}",
+            f"--min-level {spec['min_level']}", f"--max-level {spec['max_level']}",
+            f"--num {spec['num']}", f"--seed {spec['seed']}", f"--style {spec['style']}"]
+    if spec["max_value_len"]:
+        args.append(f"--max-value-len {spec['max_value_len']}")
+    return " ".join(args)
+
+
+def training_splits(config: Mapping) -> list[str]:
+    """Splits a model may learn from (the leakage check compares the test set against these)."""
+    return [s for s in string_splits(config) if s not in ("test", "val")]
+
+
+# ---------------------------------------------------------------------------- models
+def rft_iterations(config: Mapping) -> int:
+    return config["data"]["rft_chunks"]
+
+
+def model_dir(config: Mapping, name: str) -> str:
+    """The directory holding model ``name`` (aliases resolved; external paths for path models)."""
+    if name == "base" and config["model"]["source"] == "path":
+        return config["model"]["path"]
+    return f"results/models/{name}"
+
+
+def sft_sources(config: Mapping, model: str) -> dict[str, str]:
+    """Which model and which filtered-rollout file an SFT (RFT) model is trained from."""
+    if model == "stage1":
+        return {"init": model_dir(config, "base"), "data": "results/rft/base/stage1.parquet"}
+    m = RFT_ITER.match(model)
+    if m and 1 <= int(m[1]) <= rft_iterations(config):
+        i = int(m[1])
+        prev = "stage1" if i == 1 else f"rft_level2_iter{i - 1}"
+        return {"init": model_dir(config, prev), "data": f"results/rft/{prev}/level2_chunk{i}.parquet"}
+    raise ValueError(f"no SFT recipe for model {model!r}")
+
+
+# ---------------------------------------------------------------------------- settings
+def _runtime(config: Mapping) -> dict:
+    compute = config.get("compute", {}) or {}
+    return {"engine": config["engine"], "device": config.get("device", "cpu"),
+            "threads": compute.get("torch_threads", 2), "batch_tokens": compute.get("batch_tokens", 65536),
+            "verl": config.get("verl", {}), "tensor_parallel_size": config["model"].get("tensor_parallel_size", 1)}
+
+
+def pretrain_settings(config: Mapping) -> str:
+    return dumps({**_runtime(config), "model": config["base"]["model"], "train": config["base"]["train"],
+                  "seed": derive_seed(config["seed"], "pretrain")})
+
+
+def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> str:
+    """Sampling settings: ``purpose`` is 'rollout' (training data) or 'eval'."""
+    if purpose == "eval":
+        s = config["evaluate"]
+        sampling = {"n": s["n"], "temperature": s.get("temperature", 1.0),
+                    "max_new_tokens": s.get("max_new_tokens", 256)}
+    elif split == "stage1":
+        sampling = dict(config["stage1"]["rollout"])
+    elif split.startswith("level2_chunk"):
+        s = config["rft_baseline"]
+        sampling = {"n": s["samples"], "temperature": s.get("temperature", 1.0),
+                    "max_new_tokens": s.get("max_new_tokens", 256)}
+    else:
+        raise ValueError(f"no rollout settings for split {split!r}")
+    sampling.setdefault("temperature", 1.0)
+    sampling.setdefault("top_p", 1.0)
+    return dumps({**_runtime(config), **sampling, "seed": derive_seed(config["seed"], purpose, model, split)})
+
+
+def filter_settings(config: Mapping, split: str) -> str:
+    f = dict(config["stage1"]["filter"]) if split == "stage1" else {"drop_all_correct": False, "max_per_prompt": 1}
+    return dumps(f)
+
+
+def sft_settings(config: Mapping, model: str) -> str:
+    sft = config["stage1"]["sft"] if model == "stage1" else config["rft_baseline"]["sft"]
+    return dumps({**_runtime(config), **sft, "seed": derive_seed(config["seed"], "sft", model)})
+
+
+def rl_settings(config: Mapping, run: str) -> str:
+    rl = {k: v for k, v in config["rl"].items() if k != "runs"}
+    return dumps({**_runtime(config), **rl, "seed": derive_seed(config["seed"], "rl", run)})
+
+
+def metrics_settings(config: Mapping) -> str:
+    e = config["evaluate"]
+    return dumps({"ks": sorted({*config["figures"]["passk_ks"], 1}), "bootstrap": e.get("bootstrap", 1000),
+                  "ci": e.get("ci", 0.95), "seed": derive_seed(config["seed"], "metrics")})
+
+
+def figure_settings(config: Mapping, figure: str) -> str:
+    return dumps({"figure": figure, **config["figures"]})
+
+
+# ---------------------------------------------------------------------------- targets
+def rft_eval_models(config: Mapping) -> list[str]:
+    return [f"rft_level2_iter{i}" for i in range(1, rft_iterations(config) + 1)]
+
+
+def passk_models(config: Mapping) -> list[str]:
+    """Fig. 5 compares the Stage-1 base with the RL runs."""
+    return ["stage1", *(f"rl_{run}" for run in config["rl"]["runs"])]
+
+
+def rft_vs_rl_models(config: Mapping) -> list[str]:
+    """Fig. 3: the Stage-1 base, every iterative-RFT iteration, and RL on Level 2."""
+    return ["stage1", *rft_eval_models(config), *(["rl_level2"] if "level2" in config["rl"]["runs"] else [])]
+
+
+def figure_targets(config: Mapping) -> list[str]:
+    return [f"figures/{name}.pdf" for name in FIGURES]
