@@ -47,10 +47,34 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_parquet(df, path: str | os.PathLike) -> None:
-    """Write a pandas DataFrame to parquet atomically (no index column)."""
+PROVENANCE_KEY = b"fgx.settings"
+
+
+def write_parquet(df, path: str | os.PathLike, settings: Any = None) -> None:
+    """Write a pandas DataFrame to parquet atomically (no index column).
+
+    ``settings`` (the job's resolved settings) is stored as JSON in the file's schema metadata,
+    so every artifact carries the configuration that made it (see ``read_settings``).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if settings is not None:
+        meta = dict(table.schema.metadata or {})
+        meta[PROVENANCE_KEY] = json.dumps(settings, sort_keys=True, default=str).encode()
+        table = table.replace_schema_metadata(meta)
     with atomic_path(path, suffix=".parquet") as tmp:
-        df.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp)
+
+
+def read_settings(path: str | os.PathLike) -> dict | None:
+    """The settings stored by ``write_parquet`` (None if the file has none)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    blob = meta.get(PROVENANCE_KEY)
+    return json.loads(blob) if blob else None
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:

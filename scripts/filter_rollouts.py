@@ -1,0 +1,28 @@
+"""Keep correct rollouts as supervised fine-tuning data (the 'rejection' in RFT)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
+
+from fgx.cli import parser, setup_logging  # noqa: E402
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--rollouts", required=True, help="rollout parquet from scripts/sample.py")
+    p.add_argument("--out", required=True, help="output parquet: prompt rows + response")
+    args = p.parse_args(argv)
+    setup_logging()
+    import pandas as pd
+
+    from fgx.algos.rft import filter_rollouts
+    from fgx.io import write_parquet
+
+    kept = filter_rollouts(pd.read_parquet(args.rollouts), **args.settings)
+    write_parquet(kept, args.out, settings=args.settings)
+    print(f"kept {len(kept)} responses from {args.rollouts}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Draw one paper figure: a PDF plus the CSV of exactly the plotted numbers."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
+
+from fgx.cli import parser, setup_logging  # noqa: E402
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("figure", help="figure name, e.g. passk_level_curve")
+    p.add_argument("--inputs", nargs="+", required=True, help="artifacts the figure reads")
+    p.add_argument("--pdf", required=True)
+    p.add_argument("--csv", required=True)
+    args = p.parse_args(argv)
+    setup_logging()
+    from fgx.figures import render
+
+    table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv)
+    print(f"{args.figure}: {len(table)} rows -> {args.pdf}, {args.csv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Paper figures: each module turns artifacts into a tidy table (the CSV) and draws it (the PDF).
+
+A figure module exposes ``table(inputs, settings) -> DataFrame`` and ``draw(table, pdf, settings)``;
+``render`` writes both atomically. The CSV holds exactly the plotted numbers plus provenance
+columns (``source``: the artifact a row came from, ``config_hash``: hash of the settings that
+made that artifact), so a number in the PDF can be traced to the job that computed it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from fgx.config import settings_hash
+from fgx.io import atomic_path, read_settings
+
+FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl")
+
+
+def read_with_provenance(path: str | Path) -> pd.DataFrame:
+    """Read a parquet artifact and add its provenance columns."""
+    df = pd.read_parquet(path)
+    settings = read_settings(path)
+    df["source"] = str(path)
+    df["config_hash"] = settings_hash(settings) if settings is not None else ""
+    return df
+
+
+def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str) -> pd.DataFrame:
+    if name not in FIGURES:
+        raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(FIGURES)}")
+    module = importlib.import_module(f"fgx.figures.{name}")
+    table = module.table(inputs, settings)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    with atomic_path(pdf, suffix=Path(pdf).suffix) as tmp:
+        module.draw(table, tmp, settings)
+    with atomic_path(csv, suffix=".csv") as tmp:
+        table.to_csv(tmp, index=False)
+    return table
