@@ -18,6 +18,8 @@ rule pretrain_base:
         mem_mb=4000,
         runtime=60,
         gpu=GPUS,
+    conda:
+        ENGINE_ENV
     shell:
-        "{PY} scripts/pretrain.py --data {input.data} --settings {params.settings:q} "
+        "pretrain.py --data {input.data} --settings {params.settings:q} "
         "--out {output.model} > {log} 2>&1"

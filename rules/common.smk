@@ -1,10 +1,22 @@
 # Helpers shared by the rules: config validation and thin adapters from wildcards to the
 # pure functions in fgx.workflow (which hold every decision and are unit-tested).
 
+import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # fgx importable without installing
+# fgx importable here without installing (scripts/ add src/ to their own path the same way)
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+
+
+envvars:
+    "PATH",
+
+
+# scripts/ on PATH: rules call `sample.py ...` and work from any --directory, locally and in SLURM jobs
+# and, without conda, `python` is the interpreter running Snakemake (a venv need not be activated)
+os.environ["PATH"] = os.pathsep.join(
+    [str(Path(workflow.basedir) / "scripts"), str(Path(sys.executable).parent), os.environ["PATH"]])
 
 from fgx import workflow as wf
 from fgx.config import validate_config
@@ -13,7 +25,10 @@ from fgx.config import validate_config
 validate_config(config, source="the merged --configfile/config.yaml",
                 schema_path=Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
-PY = "python"  # the interpreter of the active environment (conda: envs/torch.yaml)
+# Conda environments (used with --software-deployment-method conda): light CPU rules always run
+# in the torch env; sampling and training rules in the env of the configured engine.
+TORCH_ENV = "../envs/torch.yaml"
+ENGINE_ENV = "../envs/verl.yaml" if config["engine"] == "verl" else TORCH_ENV
 HEAVY_THREADS = config.get("compute", {}).get("torch_threads", 2)
 GPUS = 1 if config["engine"] == "verl" or config.get("device") == "cuda" else 0
 

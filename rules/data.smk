@@ -17,8 +17,10 @@ rule generate_strings:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} -m fgx.tasks.strings generate {params.args} --out {output} > {log} 2>&1"
+        "generate_strings.py {params.args} --out {output} > {log} 2>&1"
 
 
 rule check_leakage:
@@ -36,5 +38,7 @@ rule check_leakage:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} -m fgx.tasks.leakage --test {input.test} --train {input.train} --out {output} > {log} 2>&1"
+        "check_leakage.py --test {input.test} --train {input.train} --out {output} > {log} 2>&1"

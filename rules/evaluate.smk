@@ -19,8 +19,10 @@ rule evaluate:
         mem_mb=8000,
         runtime=240,
         gpu=GPUS,
+    conda:
+        ENGINE_ENV
     shell:
-        "{PY} scripts/sample.py --model {input.model} --data {input.data} "
+        "sample.py --model {input.model} --data {input.data} "
         "--settings {params.settings:q} --out {output.samples} > {log} 2>&1"
 
 
@@ -40,6 +42,8 @@ rule metrics:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} scripts/metrics.py --samples {input} --model {wildcards.model} "
+        "metrics.py --samples {input} --model {wildcards.model} "
         "--settings {params.settings:q} --out {output} > {log} 2>&1"

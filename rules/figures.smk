@@ -24,8 +24,10 @@ rule figure_passk_level_curve:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} scripts/plot.py passk_level_curve --inputs {input} --settings {params.settings:q} "
+        "plot.py passk_level_curve --inputs {input} --settings {params.settings:q} "
         "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
 
 
@@ -50,8 +52,10 @@ rule figure_rl_level_accuracy:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} scripts/plot.py rl_level_accuracy --inputs {input} --settings {params.settings:q} "
+        "plot.py rl_level_accuracy --inputs {input} --settings {params.settings:q} "
         "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
 
 
@@ -76,6 +80,8 @@ rule figure_rft_vs_rl:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} scripts/plot.py rft_vs_rl --inputs {input} --settings {params.settings:q} "
+        "plot.py rft_vs_rl --inputs {input} --settings {params.settings:q} "
         "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"

@@ -19,8 +19,10 @@ rule filter_rollouts:
         mem_mb=2000,
         runtime=10,
         gpu=0,
+    conda:
+        TORCH_ENV
     shell:
-        "{PY} scripts/filter_rollouts.py --rollouts {input} --settings {params.settings:q} "
+        "filter_rollouts.py --rollouts {input} --settings {params.settings:q} "
         "--out {output} > {log} 2>&1"
 
 
@@ -43,6 +45,8 @@ rule rft_sft:
         mem_mb=8000,
         runtime=240,
         gpu=GPUS,
+    conda:
+        ENGINE_ENV
     shell:
-        "{PY} scripts/sft.py --model {input.init} --data {input.data} "
+        "sft.py --model {input.init} --data {input.data} "
         "--settings {params.settings:q} --out {output.model} > {log} 2>&1"

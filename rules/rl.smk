@@ -21,7 +21,9 @@ rule rl:
         mem_mb=16000,
         runtime=1440,
         gpu=GPUS,
+    conda:
+        ENGINE_ENV
     shell:
-        "{PY} scripts/rl.py --model {input.init} --train {input.train} --val {input.val} "
+        "rl.py --model {input.init} --train {input.train} --val {input.val} "
         "--settings {params.settings:q} --out {output.model} --metrics {output.metrics} "
         "--work-dir results/rl/{wildcards.run}/work > {log} 2>&1"

@@ -20,6 +20,8 @@ rule rollout:
         mem_mb=8000,
         runtime=120,
         gpu=GPUS,
+    conda:
+        ENGINE_ENV
     shell:
-        "{PY} scripts/sample.py --model {input.model} --data {input.data} "
+        "sample.py --model {input.model} --data {input.data} "
         "--settings {params.settings:q} --out {output.rollouts} > {log} 2>&1"

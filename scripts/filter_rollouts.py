@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Keep correct rollouts as supervised fine-tuning data (the 'rejection' in RFT)."""
 
 import sys

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Per-level accuracy and unbiased pass@k with bootstrap CIs from an evaluation parquet."""
 
 import sys

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Draw one paper figure: a PDF plus the CSV of exactly the plotted numbers."""
 
 import sys

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Pretrain the tiny base model from scratch on Level-1 problems with their traces."""
 
 import sys

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """RL (GRPO / REINFORCE) from a checkpoint with outcome reward; logs held-out accuracy per level."""
 
 import sys

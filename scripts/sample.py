@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Sample n responses per prompt from a model and score them (rollouts and evaluation)."""
 
 import sys

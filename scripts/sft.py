@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Supervised fine-tuning on filtered responses (loss on response tokens only)."""
 
 import sys

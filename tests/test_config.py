@@ -1,0 +1,59 @@
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fgx.config import ConfigError, validate_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(name):
+    return yaml.safe_load((ROOT / name).read_text())
+
+
+@pytest.mark.parametrize("name", ["config.yaml", ".test/config.yaml"])
+def test_shipped_configs_are_valid(name):
+    validate_config(load(name), source=name)
+
+
+def test_errors_name_key_and_allowed_values():
+    cfg = load("config.yaml")
+    cfg["engine"] = "jax"
+    cfg["rl"]["algorithm"] = "ppo"
+    cfg["rl"]["learning_rate"] = 1e-3
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg, source="config.yaml")
+    msg = str(err.value)
+    assert "config.yaml" in msg
+    assert "key 'engine'" in msg and '"torch", "verl"' in msg
+    assert "key 'rl.algorithm'" in msg and '"grpo", "reinforce"' in msg
+    assert "unknown key(s) learning_rate" in msg
+
+
+def test_cross_key_rules():
+    cfg = load("config.yaml")
+    bad = copy.deepcopy(cfg)
+    bad["model"] = {"source": "path", "path": None}
+    with pytest.raises(ConfigError, match="model.path"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["data"]["test_levels"] = [5, 2]
+    with pytest.raises(ConfigError, match="test_levels"):
+        validate_config(bad)
+
+
+def test_bad_config_fails_before_any_job(tmp_path):
+    cfg = load("config.yaml")
+    cfg["rl"]["loss_agg_mode"] = "mean"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", str(path)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "key 'rl.loss_agg_mode'" in out and "token-mean" in out
+    assert "Building DAG" not in out
