@@ -155,14 +155,25 @@ def rl_settings(config: Mapping, run: str) -> str:
     return dumps({**_runtime(config), **rl, "seed": derive_seed(config["seed"], "rl", run)})
 
 
+def passk_grid(n: int) -> list[int]:
+    """Every power of two up to n, and n: what metrics compute, whatever a figure shows."""
+    ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
+    return sorted({*ks, n})
+
+
 def metrics_settings(config: Mapping) -> str:
     e = config["evaluate"]
-    return dumps({"ks": sorted({*config["figures"]["passk_ks"], 1}), "bootstrap": e.get("bootstrap", 1000),
+    return dumps({"ks": passk_grid(e["n"]), "bootstrap": e.get("bootstrap", 1000),
                   "ci": e.get("ci", 0.95), "seed": derive_seed(config["seed"], "metrics")})
 
 
+# which `figures:` keys each figure reads (so a plot knob reruns only its own figure)
+FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accuracy": (), "rft_vs_rl": ()}
+
+
 def figure_settings(config: Mapping, figure: str) -> str:
-    return dumps({"figure": figure, **config["figures"]})
+    keys = FIGURE_KEYS[figure]
+    return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}})
 
 
 # ---------------------------------------------------------------------------- targets

@@ -1,0 +1,118 @@
+"""Tier 3: the whole DAG on the smoke config (.test/config.yaml), then dry runs proving that a
+changed knob reruns only the stages that read it."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+COPY_IGNORE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "results", "logs", "__pycache__",
+                                     "*.egg-info", ".pytest_cache", "figures")
+
+pytestmark = pytest.mark.slow
+
+
+def snakemake(workdir, *args, check=True):
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    proc = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """A copy of the repository with the smoke DAG run to completion in it."""
+    work = tmp_path_factory.mktemp("smoke") / "fgx"
+    shutil.copytree(ROOT, work, ignore=COPY_IGNORE)
+    (work / "figures").mkdir()
+    snakemake(work, "--cores", "2", "--configfile", ".test/config.yaml")
+    return work
+
+
+def planned_jobs(work, configfile):
+    proc = snakemake(work, "-n", "--quiet", "rules", "--configfile", str(configfile))
+    jobs = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+def modified_config(work, tmp_path, edit):
+    cfg = yaml.safe_load((work / ".test/config.yaml").read_text())
+    edit(cfg)
+    path = tmp_path / "changed.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_figures_and_tables(smoke_run):
+    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl"):
+        pdf, csv = smoke_run / f"figures/{name}.pdf", smoke_run / f"figures/{name}.csv"
+        assert pdf.read_bytes()[:4] == b"%PDF"
+        table = pd.read_csv(csv)
+        assert len(table) > 0 and {"source", "config_hash"} <= set(table.columns)
+    passk = pd.read_csv(smoke_run / "figures/passk_level_curve.csv")
+    assert {"model", "level", "k", "pass_at_k", "ci_low", "ci_high"} <= set(passk.columns)
+    assert set(passk["model"]) == {"stage1", "rl_level1", "rl_level2", "rl_level1to2"}
+    assert set(passk["level"]) == {1, 2, 3} and set(passk["k"]) == {1, 2, 4}
+    assert passk["pass_at_k"].between(0, 1).all()
+    assert (passk["ci_low"] <= passk["pass_at_k"] + 1e-9).all() and (passk["pass_at_k"] <= passk["ci_high"] + 1e-9).all()
+    # pass@k never decreases with k for a model and level
+    for _, g in passk.groupby(["model", "level"]):
+        assert g.sort_values("k")["pass_at_k"].diff().dropna().ge(-1e-9).all()
+    curves = pd.read_csv(smoke_run / "figures/rl_level_accuracy.csv")
+    assert set(curves["model"]) == {"rl_level1", "rl_level2", "rl_level1to2"}
+    assert curves["step"].max() == 4
+
+
+def test_artifacts_are_inspectable(smoke_run):
+    evals = pd.read_parquet(smoke_run / "results/eval/stage1/test.parquet")
+    assert len(evals) == 3 * 8
+    assert evals["responses"].map(len).eq(4).all() and evals["correct"].map(len).eq(4).all()
+    assert {"data_source", "prompt", "ability", "reward_model", "extra_info"} <= set(evals.columns)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    for model in ("base", "stage1", "rl_level2", "rft_level2_iter2"):
+        path = smoke_run / "results/models" / model
+        assert (path / "model.safetensors").exists() and (path / "resolved_config.json").exists()
+        AutoModelForCausalLM.from_pretrained(path)
+        AutoTokenizer.from_pretrained(path)
+    leakage = yaml.safe_load((smoke_run / "results/data/strings/leakage.json").read_text())
+    assert leakage["leaked"] == [] or leakage.get("n_leaked", 0) == 0
+
+
+def test_every_job_logged_and_benchmarked(smoke_run):
+    logs = list((smoke_run / "logs").rglob("*.log"))
+    benches = list((smoke_run / "results/benchmarks").rglob("*.tsv"))
+    assert len(logs) >= 30 and len(benches) == len(logs)
+
+
+def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
+    assert planned_jobs(smoke_run, ".test/config.yaml") == {}, "smoke run left work undone"
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
+    jobs = planned_jobs(smoke_run, changed)
+    assert jobs.pop("rl") == 3 and jobs.pop("evaluate") == 3 and jobs.pop("metrics") == 3
+    assert set(jobs) <= {"figure_passk_level_curve", "figure_rl_level_accuracy", "figure_rft_vs_rl", "all"}
+
+
+def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["figures"].update(passk_ks=[1, 4]))
+    jobs = planned_jobs(smoke_run, changed)
+    assert jobs == {"figure_passk_level_curve": 1, "all": 1}
+
+
+def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_per_level=6))
+    jobs = planned_jobs(smoke_run, changed)
+    assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
+    assert jobs.get("evaluate") == 6  # every evaluated model, nothing upstream of them
