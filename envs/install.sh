@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create ./.venv with fgx and its pinned CPU dependencies (idempotent; ~3 min on a fresh machine).
+#   bash envs/install.sh            # core stack: torch (CPU), transformers, snakemake, pandas, ...
+#   FGX_EXTRAS=verl bash envs/install.sh   # also verl (CPU install: checks its Hydra configs)
+# The torch pin matters: an unpinned torch pulls several GB of CUDA wheels.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -r envs/requirements.txt
+.venv/bin/python -m pip install -q --no-deps -e .
+for extra in ${FGX_EXTRAS:-}; do
+  .venv/bin/python -m pip install -q -r "envs/requirements-$extra.txt" -c envs/requirements.txt
+done
+.venv/bin/python -c "import fgx, torch, snakemake; print('fgx env ready: torch', torch.__version__)"
