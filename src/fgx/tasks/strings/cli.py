@@ -1,0 +1,74 @@
+"""``python -m fgx.tasks.strings generate ...``: write one problem set as a verl parquet file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m fgx.tasks.strings", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="generate a problem set (verl parquet)")
+    g.add_argument("--stage", type=int, choices=[1, 2], required=True,
+                   help="1: prompts show the functions' definitions (all 25 functions); "
+                        "2: main_solution only (train or held-out eval functions)")
+    g.add_argument("--split", choices=["train", "test"], required=True,
+                   help="stage 2: train -> train functions, test -> held-out eval functions")
+    g.add_argument("--min-level", type=_positive_int, required=True)
+    g.add_argument("--max-level", type=_positive_int, required=True)
+    g.add_argument("--num", type=int, required=True, help="problems in all, split evenly across levels")
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
+    g.add_argument("--style", choices=["paper", "compact"], default="paper",
+                   help="paper: upstream's code prompt; compact: f17(f3(\"ab\")) prompt + trace solution")
+    g.add_argument("--max-value-len", type=_positive_int, default=None,
+                   help="reject programs with a longer input, literal or intermediate value")
+    g.add_argument("--exclude", nargs="+", default=[], metavar="PARQUET",
+                   help="parquet files whose expressions must not be generated (e.g. the test set)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from fgx.io import write_parquet
+
+    from .generate import generate
+
+    if args.min_level > args.max_level:
+        print(f"error: --min-level {args.min_level} is above --max-level {args.max_level}; "
+              "swap them", file=sys.stderr)
+        return 2
+    if args.num < 0:
+        print(f"error: --num must be >= 0, got {args.num}", file=sys.stderr)
+        return 2
+    exclude: set[str] = set()
+    if args.exclude:
+        from fgx.tasks.leakage import expressions_of
+
+        for path in args.exclude:
+            exclude |= set(expressions_of(path, strip_prefix=True))
+    t0 = time.perf_counter()
+    try:
+        df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
+                      num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
+                      exclude=exclude, progress=True)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    write_parquet(df, args.out)
+    dt = time.perf_counter() - t0
+    print(f"wrote {len(df)} problems (stage {args.stage}, split {args.split}, levels "
+          f"{args.min_level}-{args.max_level}, style {args.style}) to {args.out} in {dt:.1f}s")
+    return 0

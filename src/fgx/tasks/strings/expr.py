@@ -1,0 +1,438 @@
+"""Structured expressions of the string task: parse (ast, whitelist), render, evaluate, trace.
+
+An expression is a tree of small frozen dataclasses:
+
+- ``Var()``                    the input ``x``
+- ``Str(value)``               a string literal
+- ``Int(value)``               an int literal (only as a function's int parameter)
+- ``Call(fn, args)``           ``func_<fn>(*args)``
+- ``Concat(left, right)``      ``(left + right)``
+- ``Method(name, arg)``        ``(arg).upper()`` / lower / capitalize / swapcase
+
+Renderings:
+
+- ``render_code``: upstream's code text, e.g. ``func_17(func_3(x))``, ``(x + 'ab')``,
+  ``func_5(x, 'ab')``, ``(x).upper()`` (the body of ``def main_solution(x): return ...``).
+- ``render_compact``: docs/architecture.md's compact text with the input inlined, e.g.
+  ``f17(f3("dcba"))``, ``("ab"+f3("cd"))``, ``upper("ab")``; string values via
+  ``json.dumps(v, ensure_ascii=False)``.
+
+Nothing here calls eval/exec: code is parsed with ``ast`` and only the whitelisted node kinds
+above are accepted; anything else raises ``UnsupportedCode`` (a ValueError) that says what and
+where. Every intermediate value is checked against a length cap (``ValueTooLong``), and growth
+by a user-chosen factor (``func_1(x, 10**9)``) is refused before it is computed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from . import functions as F
+
+DEFAULT_MAX_LEN = 100_000  # hard cap on any intermediate value, in characters
+MAX_CODE_CHARS = 200_000  # refuse longer programs before parsing
+MAX_NODES = 10_000
+MAX_DEPTH = 100
+
+
+class UnsupportedCode(ValueError):
+    """The program uses something outside the task's vocabulary."""
+
+
+class ValueTooLong(ValueError):
+    """An intermediate value would exceed the length cap."""
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Str:
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Int:
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    fn: int
+    args: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Concat:
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    arg: "Expr"
+
+
+Expr = Union[Var, Str, Int, Call, Concat, Method]
+X = Var()
+
+
+def children(e: Expr) -> tuple:
+    if type(e) is Call:
+        return e.args
+    if type(e) is Concat:
+        return (e.left, e.right)
+    if type(e) is Method:
+        return (e.arg,)
+    return ()
+
+
+def depth(e: Expr) -> int:
+    """Expression depth (= the task's level): leaves and int parameters count 0."""
+    kids = [c for c in children(e) if type(c) is not Int]
+    return 1 + max(map(depth, kids)) if kids else 0
+
+
+def functions_used(e: Expr) -> set[int]:
+    out: set[int] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if type(n) is Call:
+            out.add(n.fn)
+        stack.extend(children(n))
+    return out
+
+
+# ----------------------------------------------------------------------------- rendering
+def render_code(e: Expr) -> str:
+    """Upstream's code text of an expression (literals in Python repr, i.e. 'abc')."""
+    t = type(e)
+    if t is Var:
+        return "x"
+    if t is Str:
+        return repr(e.value)
+    if t is Int:
+        return str(e.value)
+    if t is Call:
+        return f"func_{e.fn}(" + ", ".join([render_code(a) for a in e.args]) + ")"
+    if t is Concat:
+        return f"({render_code(e.left)} + {render_code(e.right)})"
+    if t is Method:
+        return f"({render_code(e.arg)}).{e.name}()"
+    raise TypeError(f"not an expression node: {e!r}")
+
+
+def quote(value: str) -> str:
+    """A string value as written in compact text and traces."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _compose(e: Expr, parts: list[str]) -> str:
+    t = type(e)
+    if t is Call:
+        return f"f{e.fn}(" + ",".join(parts) + ")"
+    if t is Concat:
+        return "(" + parts[0] + "+" + parts[1] + ")"
+    return e.name + "(" + parts[0] + ")"  # Method
+
+
+def render_compact(e: Expr, x: str) -> str:
+    """Compact text with the input ``x`` inlined, e.g. ``f17(f3("dcba"))``."""
+    t = type(e)
+    if t is Var:
+        return quote(x)
+    if t is Str:
+        return quote(e.value)
+    if t is Int:
+        return str(e.value)
+    return _compose(e, [render_compact(c, x) for c in children(e)])
+
+
+def main_solution_code(e: Expr) -> str:
+    return f"def main_solution(x):\n    return {render_code(e)}"
+
+
+# ----------------------------------------------------------------------------- evaluation
+def _apply(e: Expr, vals: list, cap: int):
+    t = type(e)
+    if t is Call:
+        if e.fn in (1, 18, 13) and F.output_len_bound(e.fn, tuple(vals)) > cap:
+            raise ValueTooLong(f"func_{e.fn} would produce more than {cap} characters")
+        out = F.FUNCS[e.fn](*vals)
+    elif t is Concat:
+        out = vals[0] + vals[1]
+    else:
+        out = getattr(vals[0], e.name)()
+    if len(out) > cap:
+        raise ValueTooLong(f"an intermediate value has {len(out)} characters (cap {cap})")
+    return out
+
+
+def _eval(e: Expr, x: str, cap: int, trace: list | None):
+    t = type(e)
+    if t is Var:
+        return x
+    if t is Str:
+        if len(e.value) > cap:
+            raise ValueTooLong(f"a literal has {len(e.value)} characters (cap {cap})")
+        return e.value
+    if t is Int:
+        return e.value
+    vals = [_eval(c, x, cap, trace) for c in children(e)]
+    out = _apply(e, vals, cap)
+    if trace is not None:
+        trace.append(out)
+    return out
+
+
+def evaluate(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> str:
+    """Value of ``e`` on input ``x``; ValueTooLong if any value (input included) exceeds max_len."""
+    cap = DEFAULT_MAX_LEN if max_len is None else max_len
+    if len(x) > cap:
+        raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
+    return _eval(e, x, cap, None)
+
+
+def trace_values(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[str]:
+    """Values of the reducible nodes in rewrite order (leftmost-innermost = post-order).
+
+    The last item is the expression's value; one item per trace line before the output line.
+    """
+    cap = DEFAULT_MAX_LEN if max_len is None else max_len
+    if len(x) > cap:
+        raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
+    out: list[str] = []
+    _eval(e, x, cap, out)
+    return out
+
+
+def _trace(e: Expr, x: str, cap: int, lines: list[str]):
+    """Append the rewrite lines of subtree ``e`` (as its own text) and return its value."""
+    kids = children(e)
+    if not kids:
+        return _eval(e, x, cap, None)
+    parts = [render_compact(c, x) for c in kids]
+    vals = []
+    for i, c in enumerate(kids):
+        sub: list[str] = []
+        vals.append(_trace(c, x, cap, sub))
+        for line in sub:
+            parts[i] = line
+            lines.append(_compose(e, parts))
+    value = _apply(e, vals, cap)
+    lines.append(quote(value))
+    return value
+
+
+def output_line(value: str) -> str:
+    return json.dumps({"output": value}, ensure_ascii=False)
+
+
+def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[str]:
+    """The compact solution, one rewrite per line, ending with ``{"output": ...}`` (no newlines).
+
+    Each line is the whole expression with its leftmost-innermost reducible node (a call,
+    concat or method whose arguments are all literals) replaced by its quoted value.
+    """
+    cap = DEFAULT_MAX_LEN if max_len is None else max_len
+    if len(x) > cap:
+        raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
+    lines: list[str] = []
+    value = _trace(e, x, cap, lines)
+    lines.append(output_line(value))
+    return lines
+
+
+def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> str:
+    """The reference response of a compact row: every trace line followed by ``\\n``."""
+    return "".join(line + "\n" for line in trace_lines(e, x, max_len))
+
+
+# ----------------------------------------------------------------------------- parsing
+_FUNC_RE = re.compile(r"func_(\d+)\Z")
+_COMPACT_FUNC_RE = re.compile(r"f(\d+)\Z")
+_ALLOWED = ("only func_N(...) calls (N = 0..24), string and int literals, x, '+' and "
+            ".upper()/.lower()/.capitalize()/.swapcase() are allowed")
+
+
+def _where(node: ast.AST) -> str:
+    line, col = getattr(node, "lineno", None), getattr(node, "col_offset", None)
+    return f" at line {line}, column {col + 1}" if line is not None and col is not None else ""
+
+
+class _Converter:
+    def __init__(self, var_name: str | None, compact: bool):
+        self.var_name = var_name
+        self.compact = compact
+        self.nodes = 0
+
+    def fail(self, node: ast.AST, what: str) -> UnsupportedCode:
+        return UnsupportedCode(f"unsupported {what}{_where(node)}: {_ALLOWED}")
+
+    def int_literal(self, node: ast.AST) -> int | None:
+        if type(node) is ast.Constant and type(node.value) is int:
+            return node.value
+        if (type(node) is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd)
+                and type(node.operand) is ast.Constant and type(node.operand.value) is int):
+            return -node.operand.value if type(node.op) is ast.USub else node.operand.value
+        return None
+
+    def convert(self, node: ast.AST, level: int = 0) -> Expr:
+        self.nodes += 1
+        if self.nodes > MAX_NODES or level > MAX_DEPTH:
+            raise UnsupportedCode(f"expression too large (over {MAX_NODES} nodes or {MAX_DEPTH} levels deep)")
+        t = type(node)
+        if t is ast.Name:
+            if self.var_name is not None and node.id == self.var_name:
+                return X
+            raise self.fail(node, f"name {node.id!r}")
+        if t is ast.Constant:
+            if type(node.value) is str:
+                return Str(node.value)
+            if type(node.value) is int:
+                return Int(node.value)
+            raise self.fail(node, f"constant {node.value!r}")
+        if t is ast.UnaryOp:
+            v = self.int_literal(node)
+            if v is not None:
+                return Int(v)
+            raise self.fail(node, "unary operator")
+        if t is ast.BinOp:
+            if type(node.op) is not ast.Add:
+                raise self.fail(node, f"operator {type(node.op).__name__}")
+            return Concat(self.convert(node.left, level + 1), self.convert(node.right, level + 1))
+        if t is ast.Call:
+            if node.keywords or any(type(a) is ast.Starred for a in node.args):
+                raise self.fail(node, "keyword or starred argument")
+            f = node.func
+            if type(f) is ast.Attribute:  # (expr).upper()
+                if self.compact or f.attr not in F.BUILTIN_METHODS or node.args:
+                    raise self.fail(node, f"method call .{f.attr}()")
+                return Method(f.attr, self.convert(f.value, level + 1))
+            if type(f) is not ast.Name:
+                raise self.fail(node, "call target")
+            if self.compact and f.id in F.BUILTIN_METHODS:
+                if len(node.args) != 1:
+                    raise UnsupportedCode(f"{f.id}() takes 1 argument{_where(node)}, got {len(node.args)}")
+                return Method(f.id, self.convert(node.args[0], level + 1))
+            m = (_COMPACT_FUNC_RE if self.compact else _FUNC_RE).match(f.id)
+            if not m or int(m[1]) >= F.NUM_FUNCS or (m[1] != "0" and m[1].startswith("0")):
+                raise self.fail(node, f"function {f.id!r}")
+            fn = int(m[1])
+            sig = F.SIGNATURES[fn]
+            if len(node.args) != len(sig):
+                raise UnsupportedCode(
+                    f"{f.id} takes {len(sig)} argument(s){_where(node)}, got {len(node.args)}")
+            return Call(fn, tuple(self.convert(a, level + 1) for a in node.args))
+        raise self.fail(node, f"syntax {t.__name__}")
+
+
+def validate(e: Expr) -> Expr:
+    """Static type check: ints only as int parameters, strings everywhere else."""
+    def is_str(n: Expr) -> bool:
+        return type(n) is not Int
+
+    stack = [e]
+    if not is_str(e):
+        raise UnsupportedCode("the expression must produce a string, not an int")
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is Call:
+            for kind, a in zip(F.SIGNATURES[n.fn], n.args):
+                if (kind == "i") == is_str(a):
+                    want = "an int literal" if kind == "i" else "a string"
+                    raise UnsupportedCode(
+                        f"func_{n.fn} ({F.NAMES[n.fn]}) expects {want} as argument, got {render_code(a)}")
+        elif t in (Concat, Method):
+            for a in children(n):
+                if not is_str(a):
+                    raise UnsupportedCode(f"'+' and string methods need strings, got {render_code(a)}")
+        stack.extend(children(n))
+    return e
+
+
+def _parse(text: str, mode: str) -> ast.AST:
+    if not isinstance(text, str):
+        raise UnsupportedCode(f"code must be a str, got {type(text).__name__}")
+    if len(text) > MAX_CODE_CHARS:
+        raise UnsupportedCode(f"code has {len(text)} characters (limit {MAX_CODE_CHARS})")
+    try:
+        return ast.parse(text, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as err:
+        raise UnsupportedCode(f"cannot parse code: {type(err).__name__}: {err}") from None
+
+
+def _return_expr(fdef: ast.FunctionDef) -> ast.AST:
+    body = list(fdef.body)
+    if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # docstring
+    if len(body) != 1 or type(body[0]) is not ast.Return or body[0].value is None:
+        raise UnsupportedCode("main_solution must consist of a single 'return <expression>' statement")
+    return body[0].value
+
+
+def parse_code(code: str) -> Expr:
+    """Parse a ``main_solution`` program (preceding definitions ignored) or a bare expression.
+
+    Preceding ``def``s (Stage-1 prompts print the functions' definitions) are ignored: calls to
+    ``func_N`` always mean the task's function N. Any other top-level statement, any name other
+    than main_solution's parameter, or any construct outside the vocabulary raises
+    UnsupportedCode (a ValueError).
+    """
+    tree = _parse(code, "exec")
+    mains = [n for n in tree.body if type(n) is ast.FunctionDef and n.name == "main_solution"]
+    if not mains:
+        if len(tree.body) == 1 and type(tree.body[0]) is ast.Expr:  # a bare expression
+            return _convert(tree.body[0].value, "x", compact=False)
+        raise UnsupportedCode("no 'def main_solution(x): return ...' found in the code")
+    for n in tree.body:
+        if type(n) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Expr) or (
+                type(n) is ast.Expr and not (type(n.value) is ast.Constant and isinstance(n.value.value, str))):
+            raise UnsupportedCode(f"unsupported top-level statement {type(n).__name__}{_where(n)}: "
+                                  "only function definitions may precede main_solution")
+    main = mains[-1]
+    a = main.args
+    if (len(a.args) != 1 or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults
+            or main.decorator_list):
+        raise UnsupportedCode("main_solution must take exactly one plain parameter")
+    return _convert(_return_expr(main), a.args[0].arg, compact=False)
+
+
+def parse_compact(text: str) -> Expr:
+    """Parse one compact line (``f17(f3("dcba"))``, ``upper("ab")``, ``"dcba"``) into an Expr."""
+    tree = _parse(text.strip(), "eval")
+    return _convert(tree.body, None, compact=True)
+
+
+def _convert(node: ast.AST, var_name: str | None, compact: bool) -> Expr:
+    try:
+        e = _Converter(var_name, compact).convert(node)
+    except RecursionError:
+        raise UnsupportedCode("expression nested too deeply") from None
+    return validate(e)
+
+
+def execute(code: str, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> str:
+    """Run a main_solution program of the task's vocabulary on ``x``, without eval/exec.
+
+    Raises UnsupportedCode (ValueError) for code outside the vocabulary and ValueTooLong
+    (ValueError) when any value would exceed ``max_len`` characters.
+    """
+    if not isinstance(x, str):
+        raise UnsupportedCode(f"x must be a str, got {type(x).__name__}")
+    return evaluate(parse_code(code), x, max_len)
+
+
+def normalise_code(code: str) -> str:
+    """Canonical text of a program's main_solution expression (leakage comparisons)."""
+    return render_code(parse_code(code))

@@ -1,0 +1,257 @@
+"""Problem generator, prompts and verl rows of the string task.
+
+The random process mirrors upstream's ``random_expr`` / ``generate_feasible_input`` call for call
+(same draw order, same pools in the same order, one ``random.Random(seed)`` stream across the
+levels in increasing order, dedup on the expression text after the input draw), so a seed gives
+the same expressions upstream's scripts would draw from ``random.seed(seed)`` as long as no value
+hits a length cap. fgx additions: an optional ``max_value_len`` (reject programs with a longer
+intermediate value), a hard cap (``expr.DEFAULT_MAX_LEN``), an ``exclude`` set of expressions
+that must not be generated (e.g. another split's), and the compact rendering.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import string
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import display
+from . import functions as F
+from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
+                   functions_used, main_solution_code, render_code, render_compact, solution_text)
+
+LOWER = string.ascii_lowercase
+STYLES = ("paper", "compact")
+SPLITS = ("train", "test")
+
+# Upstream's forward instruction (a protocol string: kept word for word).
+FORWARD_PROMPT = (
+    "You are given a code:\n\n{code}\n\nCan you predict the output of `main_solution(\"{input}\")` "
+    "without writing any code? Please reason and put your final answer in the following json format: "
+    "{{\"output\": <your output>}}, where <your output> should be the final string."
+)
+
+
+def data_source(level: int) -> str:
+    return f"codeio-forward-incomplete-depth{level}"
+
+
+def function_set(stage: int, split: str) -> frozenset[int]:
+    """Stage 1: all 25 functions; Stage 2: train functions (train) / held-out eval functions (test)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+    if stage == 1:
+        return F.ALL_FUNCS
+    if stage == 2:
+        return F.TRAIN_FUNCS if split == "train" else F.EVAL_FUNCS
+    raise ValueError(f"unknown stage {stage!r}: use 1 (definitions shown) or 2 (main_solution only)")
+
+
+class _Retry(Exception):
+    """Upstream skips a draw that fails (e.g. an empty pool); so do we."""
+
+
+class ExprSampler:
+    """Draws expressions exactly as upstream's ``random_expr`` does, for one function set."""
+
+    def __init__(self, funcs: Iterable[int]):
+        funcs = frozenset(funcs)
+        unknown = sorted(f for f in funcs if not 0 <= f < F.NUM_FUNCS)
+        if unknown:
+            raise ValueError(f"unknown function indices {unknown}: valid are 0..{F.NUM_FUNCS - 1}")
+        self.funcs = funcs
+        self.no_param = [f for f in F.NO_PARAM_ORDER if f in funcs]
+        self.param = [f for f in F.PARAM_ORDER if f in funcs]
+        self.interlace = 7 if 7 in funcs else 20
+
+    def expr(self, rng: random.Random, d: int) -> Expr:
+        if d == 0:
+            if rng.random() < 0.5:
+                return X
+            return Str("".join(rng.choices(LOWER, k=rng.randint(3, 6))))
+        if rng.random() < 0.2:  # binary
+            left = self.expr(rng, d - 1)
+            right = self.expr(rng, d - 1)
+            if rng.random() < 0.5:
+                return Concat(left, right)
+            return Call(self.interlace, (left, right))
+        if rng.random() < 0.02:  # builtin str method
+            op = rng.choice(F.BUILTIN_METHODS)
+            return Method(op, self.expr(rng, d - 1))
+        if rng.random() < 0.5:
+            if not self.no_param:
+                raise _Retry
+            op = rng.choice(self.no_param)
+            return Call(op, (self.expr(rng, d - 1),))
+        if not self.param:
+            raise _Retry
+        op = rng.choice(self.param)
+        sub = self.expr(rng, d - 1)
+        if op in (1, 18):
+            p = Int(rng.randint(2, 4))
+        elif op in (5, 6):
+            p = Str("".join(rng.choices(LOWER, k=rng.randint(2, 4))))
+        elif op in (8, 19, 23, 24):
+            p = Int(rng.randint(1, 3))
+        elif op == 11:
+            p = Int(rng.randint(1, 5))
+        else:  # 13 insert_separator
+            p = Str(rng.choice(["-", "_", "|"]))
+        return Call(op, (sub, p))
+
+
+def random_input(rng: random.Random, min_len: int = 3, max_len: int = 10) -> str:
+    return "".join(rng.choices(LOWER, k=rng.randint(min_len, max_len)))
+
+
+@dataclass(frozen=True)
+class Problem:
+    expr: Expr
+    x: str
+    output: str
+    level: int
+
+    @property
+    def code(self) -> str:
+        return render_code(self.expr)
+
+
+def _per_level(num: int, levels: list[int]) -> list[int]:
+    base, extra = divmod(num, len(levels))
+    return [base + (1 if i < extra else 0) for i in range(len(levels))]
+
+
+def generate_problems(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
+                      max_value_len: int | None = None, funcs: Iterable[int] | None = None,
+                      exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
+                      progress: bool = False) -> list[Problem]:
+    """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
+
+    ``exclude``: expression texts (``render_code`` form) that must not be produced.
+    ``max_value_len``: reject programs any of whose values (input, literals and every
+    intermediate result) is longer. Raises ValueError when a level cannot be filled within
+    ``max_attempts_per_problem * count`` draws.
+    """
+    if not (isinstance(min_level, int) and isinstance(max_level, int) and 1 <= min_level <= max_level):
+        raise ValueError(f"need 1 <= min_level <= max_level, got min_level={min_level}, max_level={max_level}")
+    if num < 0:
+        raise ValueError(f"num must be >= 0, got {num}")
+    if max_value_len is not None and max_value_len < 3:
+        raise ValueError(f"max_value_len must be >= 3 (inputs have 3..10 letters), got {max_value_len}")
+    sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
+    cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
+    # Upstream tries up to 100 inputs per program (all succeed at once without a cap); with a
+    # small cap a too-long program fails on every input, so give up on it sooner.
+    input_attempts = 100 if max_value_len is None else 5
+    rng = random.Random(seed)
+    seen = set(exclude)
+    levels = list(range(min_level, max_level + 1))
+    out: list[Problem] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=num, desc="problems", mininterval=1.0)
+    for level, count in zip(levels, _per_level(num, levels)):
+        made, attempts, limit = 0, 0, max(max_attempts_per_problem * count, 1000)
+        while made < count:
+            attempts += 1
+            if attempts > limit:
+                raise ValueError(
+                    f"level {level}: only {made}/{count} unique problems after {limit} draws "
+                    f"(stage {stage}, split {split}, max_value_len {max_value_len}); ask for fewer "
+                    f"problems at this level, or raise max_value_len")
+            try:
+                e = sampler.expr(rng, level)
+            except _Retry:
+                continue
+            x = output = None
+            for _ in range(input_attempts):
+                cand = random_input(rng)
+                try:
+                    output = evaluate(e, cand, cap)
+                except ValueTooLong:
+                    continue
+                x = cand
+                break
+            if x is None:
+                continue
+            key = render_code(e)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(Problem(e, x, output, level))
+            made += 1
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+# ----------------------------------------------------------------------------- prompts and rows
+_DEFINITIONS = {i: inspect.getsource(getattr(display, f"func_{i}")) for i in range(F.NUM_FUNCS)}
+
+
+def definition_source(fn: int) -> str:
+    """The definition a Stage-1 prompt prints for ``func_<fn>``."""
+    return _DEFINITIONS[fn]
+
+
+def program_code(e: Expr, stage: int) -> str:
+    """Upstream's ``ref_code``: Stage 1 prints the used functions' definitions above main_solution."""
+    main = main_solution_code(e)
+    if stage == 1:
+        # As upstream: definitions joined by blank lines, then "\n\n" + main_solution (so a
+        # program without custom functions starts with two newlines, exactly as upstream's did).
+        # Upstream listed the definitions in set order; fgx uses index order (deterministic).
+        return "\n\n".join(_DEFINITIONS[i] for i in sorted(functions_used(e))) + "\n\n" + main
+    return main
+
+
+def paper_prompt(code: str, x: str) -> str:
+    return FORWARD_PROMPT.format(code=code, input=x)
+
+
+def compact_prompt(e: Expr, x: str) -> str:
+    return render_compact(e, x) + "\n"
+
+
+def ground_truth(x: str, output: str, code: str) -> str:
+    return json.dumps({"ref_input": {"x": x}, "ref_output": output, "ref_code": code,
+                       "funcname": "main_solution"})
+
+
+def make_row(p: Problem, *, stage: int, split: str, style: str, index: int) -> dict:
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
+    code = program_code(p.expr, stage)
+    if style == "paper":
+        content, solution = paper_prompt(code, p.x), None
+    else:
+        content, solution = compact_prompt(p.expr, p.x), solution_text(p.expr, p.x)
+    return {
+        "data_source": data_source(p.level),
+        "prompt": [{"role": "user", "content": content}],
+        "ability": "reasoning",
+        "reward_model": {"style": "rule", "ground_truth": ground_truth(p.x, p.output, code)},
+        "extra_info": {"depth": p.level, "index": index, "split": split, "solution": solution,
+                       "stage": stage, "style": style},
+    }
+
+
+def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
+             style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
+             exclude: Iterable[str] = (), progress: bool = False):
+    """Generate a verl-schema DataFrame (one row per problem)."""
+    import pandas as pd
+
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
+    problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
+                                 num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
+                                 exclude=exclude, progress=progress)
+    rows = [make_row(p, stage=stage, split=split, style=style, index=i) for i, p in enumerate(problems)]
+    return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])

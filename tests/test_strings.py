@@ -1,0 +1,337 @@
+"""String task: the 25 functions, expressions, executor, generator, prompts, CLI."""
+
+import json
+import random
+import string
+
+import pandas as pd
+import pytest
+
+from fgx.tasks import strings as S
+from fgx.tasks.strings import display, functions as F
+from fgx.tasks.strings.expr import Call, Concat, Int, Method, Str, UnsupportedCode, ValueTooLong, X
+
+# ----------------------------------------------------------------------------- the 25 functions
+CASES = [
+    (0, ("",), ""), (0, ("a",), "a"), (0, ("abc",), "acb"), (0, ("abcd",), "adcb"),
+    (0, ("abcdef",), "afedcb"), (0, ("abcdefghijklmno",), "ahognfmeldkcjbi"),  # m = 5, 5, 7
+    (1, ("ab", 3), "ababab"), (1, ("ab", 0), ""), (1, ("ab", -2), ""),
+    (2, ("Education",), "dctn"), (2, ("",), ""),
+    (3, ("dcBa",), "Bacd"), (3, ("«b»a",), "ab«»"),
+    (4, ("  hello   big\tworld ",), "world big hello"), (4, ("abc",), "abc"), (4, ("   ",), ""),
+    (5, ("cd", "ab"), "abcd"), (6, ("ab", "cd"), "abcd"),
+    (7, ("abc", "12345"), "a1b2c345"), (7, ("", "xy"), "xy"), (7, ("xyz", ""), "xyz"),
+    (8, ("abcde", 2), "cdeab"), (8, ("abc", 7), "bca"), (8, ("", 3), ""), (8, ("abc", -1), "cab"),
+    (8, ("abc", 3), "abc"),
+    (9, ("ab",), "abba"), (9, ("",), ""),
+    (10, ("abcd",), "aBcD"), (10, ("ABCDE",), "aBcDe"), (10, ("a1b",), "a1b"),
+    (11, ("xyz", 3), "abc"), (11, ("XyZ-1", 1), "YzA-1"), (11, ("abc", 27), "bcd"), (11, ("é«", 1), "é«"),
+    (11, ("abc", -1), "zab"),
+    (12, ("AEIOUaeiouxyz",), "1234512345xyz"),
+    (13, ("abc", "-"), "a-b-c"), (13, ("", "-"), ""), (13, ("a", "|"), "a"),
+    (14, ("ab",), "aabb"), (15, ("ab",), "«a»«b»"), (15, ("",), ""),
+    (16, ("aaabccdaa",), "abcda"), (16, ("",), ""), (16, ("aAa",), "aAa"),
+    (17, ("abc",), "cba"), (17, ("",), ""),
+    (18, ("ab", 3), "ababab"), (18, ("ab", 0), ""), (18, ("ab", -1), ""),
+    (19, ("abcde", 2), "cdeab"), (19, ("abc", 5), "cab"), (19, ("", 3), ""), (19, ("abc", 0), "abc"),
+    (19, ("abc", -2), "abc"),
+    (20, ("abc", "12345"), "a1b2c345"), (20, ("", "xy"), "xy"), (20, ("xyz", ""), "xyz"),
+    (21, ("a1-b_Cé2«",), "abCé"),
+    (22, ("abc",), "ab"), (22, ("abcd",), "abcd"), (22, ("",), ""), (22, ("a",), ""),
+    (23, ("abc", 1), "abc1"), (23, ("ab3", 2), "ab3"), (23, ("abc", 0), "abc"), (23, ("", 1), "1"),
+    (23, ("abc", -1), "abc1"), (23, ("a²", 1), "a²"),
+    (24, ("abc", 1), "abccba"), (24, ("aba", 3), "aba"), (24, ("abc", 0), "abc"), (24, ("", 2), ""),
+    (24, ("ab", 3), "abba"), (24, ("ab", -1), "ab"),
+]
+
+
+@pytest.mark.parametrize("fn,args,expected", CASES)
+def test_function_edge_cases(fn, args, expected):
+    assert F.FUNCS[fn](*args) == expected
+    assert getattr(display, f"func_{fn}")(*args) == expected
+
+
+def test_names_sets_and_pools():
+    assert len(F.NAMES) == 25 and F.NAMES[15] == "fancy_brackets" and F.NAMES[24] == "backchain_palindrome"
+    assert F.TRAIN_FUNCS == {1, 3, 4, 5, 9, 11, 13, 15, 17, 19, 20, 22, 23}
+    assert F.EVAL_FUNCS == set(range(25)) - F.TRAIN_FUNCS and len(F.EVAL_FUNCS) == 12
+    assert set(F.NO_PARAM_ORDER) | set(F.PARAM_ORDER) | {7, 20} == set(range(25))
+    assert F.PARAM_ORDER == (1, 5, 6, 8, 11, 13, 19, 18, 23, 24)
+
+
+def _random_text(rng, n):
+    return "".join(rng.choice("abcAEIxyzou019 -_|«»é²") for _ in range(n))
+
+
+def test_fast_functions_match_displayed_definitions():
+    rng = random.Random(7)
+    for _ in range(400):
+        s, t = _random_text(rng, rng.randint(0, 13)), _random_text(rng, rng.randint(0, 6))
+        for fn in range(25):
+            sig = F.SIGNATURES[fn]
+            if sig == "s":
+                args = (s,)
+            elif sig == "si":
+                args = (s, rng.randint(-4, 30))
+            else:
+                args = (s, t)
+            assert F.FUNCS[fn](*args) == getattr(display, f"func_{fn}")(*args), (fn, args)
+
+
+def test_display_sources_are_self_contained_and_named():
+    for fn in range(25):
+        src = S.definition_source(fn)
+        assert src.startswith(f"def func_{fn}(") and src.endswith("\n")
+        assert "fgx" not in src and "_VOWEL" not in src
+    assert "from math import gcd" in S.definition_source(0)
+    assert "func_17(s[1:])" in S.definition_source(17)  # recursion shown under the prompt name
+
+
+# ----------------------------------------------------------------------------- expressions
+def test_parse_render_round_trip_and_compact():
+    code = "def main_solution(x):\n    return func_5(interlace(x), 'ab')".replace("interlace(x)", "func_7(x, 'cd')")
+    e = S.parse_code(code)
+    assert e == Call(5, (Call(7, (X, Str("cd"))), Str("ab")))
+    assert S.main_solution_code(e) == code
+    assert S.render_compact(e, "xy") == 'f5(f7("xy","cd"),"ab")'
+    e2 = S.parse_code("def main_solution(x):\n    return ((x + 'ab')).upper()")
+    assert S.render_code(e2) == "((x + 'ab')).upper()" and S.render_compact(e2, "q") == 'upper(("q"+"ab"))'
+    assert S.parse_compact(S.render_compact(e, "xy")) == Call(5, (Call(7, (Str("xy"), Str("cd"))), Str("ab")))
+    assert S.depth(e) == 2 and S.depth(e2) == 2 and S.depth(Call(1, (X, Int(3)))) == 1
+
+
+def test_architecture_trace_example():
+    e = S.parse_code("def main_solution(x):\n    return func_17(func_3(x))")
+    assert S.render_compact(e, "dcba") + "\n" == 'f17(f3("dcba"))\n'
+    assert S.solution_text(e, "dcba") == 'f17("abcd")\n"dcba"\n{"output": "dcba"}\n'
+    assert S.trace_values(e, "dcba") == ["abcd", "dcba"]
+
+
+def test_trace_is_leftmost_innermost_and_replays():
+    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    lines = S.trace_lines(e, "xy")
+    assert lines == ['(f1("yx",2)+upper(f9("ab")))', '("yxyx"+upper(f9("ab")))', '("yxyx"+upper("abba"))',
+                     '("yxyx"+"ABBA")', '"yxyxABBA"', '{"output": "yxyxABBA"}']
+    assert S.trace_values(e, "xy") == ["yx", "yxyx", "abba", "ABBA", "yxyxABBA"]
+    # every line is a valid compact expression with the same value
+    for line in lines[:-1]:
+        assert S.evaluate(S.parse_compact(line), "") == "yxyxABBA"
+    assert json.loads(lines[-1]) == {"output": "yxyxABBA"}
+
+
+def test_quoting_of_special_characters():
+    e = Call(5, (X, Str('a"b\\c\n')))
+    assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))
+    assert S.parse_code(S.main_solution_code(e)) == e
+
+
+def test_execute_upstream_stage1_program_and_other_param_names():
+    code = S.program_code(S.parse_code("func_20(func_17(x), func_1('ab', 2))"), stage=1)
+    assert code.startswith("def func_1(s, n):") and "def func_17" in code and "def func_20" in code
+    assert S.execute(code, "xyz") == "zaybxab"
+    assert S.execute("def main_solution(s):\n    '''doc'''\n    return func_8(s, -1)", "abc") == "cab"
+    assert S.execute("func_3(x)", "cba") == "abc"  # a bare expression
+
+
+@pytest.mark.parametrize("code", [
+    "def main_solution(x):\n    return eval('x')",
+    "def main_solution(x):\n    return __import__('os').system('true')",
+    "import os\ndef main_solution(x):\n    return x",
+    "def main_solution(x):\n    return x.join('ab')",
+    "def main_solution(x):\n    return func_25(x)",
+    "def main_solution(x):\n    return func_03(x)",
+    "def main_solution(x):\n    return func_1(x)",
+    "def main_solution(x):\n    return func_1(x, 'a')",
+    "def main_solution(x):\n    return func_5(x, 3)",
+    "def main_solution(x):\n    return x * 3",
+    "def main_solution(x):\n    return (lambda: x)()",
+    "def main_solution(x):\n    return y",
+    "def main_solution(x):\n    return f'{x}'",
+    "def main_solution(x):\n    return x[::-1]",
+    "def main_solution(x):\n    return 3",
+    "def main_solution(x):\n    return x + 1",
+    "def main_solution(x):\n    return func_3(x=x)",
+    "def main_solution(x):\n    return func_3(*x)",
+    "def main_solution(x):\n    y = x\n    return y",
+    "def main_solution(x, y):\n    return x",
+    "def main_solution(x):\n    return b'ab'",
+    "def main_solution(x):\n    return True",
+    "def main_solution(x):\n    return (x).title()",
+    "def main_solution(x):\n    return",
+    "def main_solution(x) return x",
+    "x = 1",
+    "(" * 300 + "x" + ")" * 300,
+    "func_3(" * 150 + "x" + ")" * 150,
+])
+def test_execute_rejects_everything_else(code):
+    with pytest.raises(ValueError):
+        S.execute(code, "abc")
+
+
+def test_execute_refuses_runaway_sizes():
+    with pytest.raises(ValueTooLong):
+        S.execute("def main_solution(x):\n    return func_1(x, 10**9)".replace("10**9", "1000000000"), "ab")
+    with pytest.raises(ValueTooLong):
+        S.execute("func_13(func_1(x, 2000), func_1('-', 2000))", "abcdefghij")
+    with pytest.raises(ValueTooLong):
+        S.execute("func_9(x)", "abcdef", max_len=10)
+    assert S.execute("func_9(x)", "abcde", max_len=10) == "abcdeedcba"
+    assert S.execute("func_23(func_19(func_24(x, 1000000000), 1000000000000), 99999999999)", "ab") == "abba1"
+    with pytest.raises(ValueError):
+        S.execute("func_3(x)", 3)
+
+
+def test_parse_compact_rejects_code_names():
+    for bad in ['func_3("a")', 'f25("a")', 'x', 'upper("a","b")', '("a").upper()']:
+        with pytest.raises(UnsupportedCode):
+            S.parse_compact(bad)
+
+
+# ----------------------------------------------------------------------------- generator
+def _upstream_style_draws(funcs, depths, per_depth, seed):
+    """An independent, string-based transcription of upstream's draw order (reference check)."""
+    rnd = random.Random(seed)
+    names = {F.NAMES[i]: i for i in funcs}
+    no_param = [n for n in ["deterministic_shuffle", "remove_vowels", "sort_chars", "reverse_words", "mirror_str",
+                            "alternate_case", "vowel_to_number", "duplicate_every_char", "fancy_brackets",
+                            "compress_repeats", "recursive_reverse", "loop_filter_nonalpha",
+                            "verify_even_length"] if n in names]
+    param = [n for n in ["repeat_str", "add_prefix", "add_suffix", "rotate_str", "shift_chars", "insert_separator",
+                         "while_rotate", "loop_concat", "backchain_add_digit", "backchain_palindrome"] if n in names]
+    lower = string.ascii_lowercase
+
+    def expr(d):
+        if d == 0:
+            return "x" if rnd.random() < 0.5 else "'" + "".join(rnd.choices(lower, k=rnd.randint(3, 6))) + "'"
+        if rnd.random() < 0.2:
+            a, b = expr(d - 1), expr(d - 1)
+            if rnd.random() < 0.5:
+                return f"({a} + {b})"
+            return f"{'interlace_str' if 'interlace_str' in names else 'recursive_interlace'}({a}, {b})"
+        if rnd.random() < 0.02:
+            op = rnd.choice(["upper", "lower", "capitalize", "swapcase"])
+            return f"({expr(d - 1)}).{op}()"
+        if rnd.random() < 0.5:
+            op = rnd.choice(no_param)
+            return f"{op}({expr(d - 1)})"
+        op = rnd.choice(param)
+        sub = expr(d - 1)
+        p = {"repeat_str": lambda: rnd.randint(2, 4), "loop_concat": lambda: rnd.randint(2, 4),
+             "add_prefix": lambda: "'" + "".join(rnd.choices(lower, k=rnd.randint(2, 4))) + "'",
+             "add_suffix": lambda: "'" + "".join(rnd.choices(lower, k=rnd.randint(2, 4))) + "'",
+             "shift_chars": lambda: rnd.randint(1, 5), "insert_separator": lambda: repr(rnd.choice(["-", "_", "|"]))
+             }.get(op, lambda: rnd.randint(1, 3))()
+        return f"{op}({sub}, {p})"
+
+    seen, out = set(), []
+    for d in depths:
+        count = 0
+        while count < per_depth:
+            e = expr(d)
+            x = "".join(rnd.choices(lower, k=rnd.randint(3, 10)))
+            if e in seen:
+                continue
+            seen.add(e)
+            for name, i in sorted(F.INDEX.items(), key=lambda kv: -len(kv[0])):
+                e = e.replace(name, f"func_{i}")
+            out.append((e, x))
+            count += 1
+    return out
+
+
+@pytest.mark.parametrize("stage,split", [(2, "train"), (2, "test"), (1, "train")])
+def test_generator_reproduces_upstream_draw_order(stage, split):
+    ps = S.generate_problems(stage=stage, split=split, min_level=1, max_level=3, num=300, seed=42)
+    ref = _upstream_style_draws(S.function_set(stage, split), [1, 2, 3], 100, 42)
+    assert [(p.code, p.x) for p in ps] == ref
+
+
+def test_generator_levels_sets_dedup_and_outputs():
+    ps = S.generate_problems(stage=2, split="test", min_level=1, max_level=4, num=202, seed=3)
+    assert [sum(p.level == lv for p in ps) for lv in (1, 2, 3, 4)] == [51, 51, 50, 50]
+    assert len({p.code for p in ps}) == len(ps)
+    for p in ps:
+        assert S.depth(p.expr) == p.level
+        assert S.functions_used(p.expr) <= S.EVAL_FUNCS
+        assert 3 <= len(p.x) <= 10 and set(p.x) <= set(string.ascii_lowercase)
+        assert S.execute(S.main_solution_code(p.expr), p.x) == p.output
+    train = S.generate_problems(stage=2, split="train", min_level=1, max_level=3, num=150, seed=3)
+    assert all(S.functions_used(p.expr) <= S.TRAIN_FUNCS for p in train)
+    assert any(20 in S.functions_used(p.expr) for p in train)
+
+
+def test_generator_max_value_len_exclude_and_termination():
+    ps = S.generate_problems(stage=2, split="train", min_level=3, max_level=5, num=90, seed=1, max_value_len=16)
+    for p in ps:
+        assert len(p.x) <= 16 and all(len(v) <= 16 for v in S.trace_values(p.expr, p.x, max_len=16))
+    first = S.generate_problems(stage=2, split="test", min_level=1, max_level=1, num=30, seed=5)
+    again = S.generate_problems(stage=2, split="test", min_level=1, max_level=1, num=30, seed=5,
+                                exclude={p.code for p in first[:10]})
+    assert not {p.code for p in again} & {p.code for p in first[:10]}
+    with pytest.raises(ValueError, match="level 1: only"):
+        S.generate_problems(stage=2, split="test", min_level=1, max_level=1, num=50, seed=0, max_value_len=3,
+                            max_attempts_per_problem=2)
+    with pytest.raises(ValueError, match="split"):
+        S.generate_problems(stage=2, split="dev", min_level=1, max_level=1, num=1, seed=0)
+    with pytest.raises(ValueError, match="min_level"):
+        S.generate_problems(stage=2, split="test", min_level=3, max_level=2, num=1, seed=0)
+
+
+def test_rows_paper_and_compact():
+    paper = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11)
+    compact = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11, style="compact")
+    assert list(paper.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+    for (_, a), (_, b) in zip(paper.iterrows(), compact.iterrows()):
+        gt = json.loads(a.reward_model["ground_truth"])
+        assert list(gt) == ["ref_input", "ref_output", "ref_code", "funcname"] and gt["funcname"] == "main_solution"
+        assert a.reward_model == b.reward_model and a.reward_model["style"] == "rule"
+        assert a.data_source == f"codeio-forward-incomplete-depth{a.extra_info['depth']}" == b.data_source
+        assert a.ability == "reasoning"
+        content = a.prompt[0]["content"]
+        assert a.prompt[0]["role"] == "user" and content.startswith("You are given a code:\n\n")
+        used = S.functions_used(S.parse_code(gt["ref_code"]))
+        assert all(f"def func_{i}(" in content for i in used)
+        assert ("def func_" in content) == bool(used)
+        assert f'Can you predict the output of `main_solution("{gt["ref_input"]["x"]}")` without writing any code?' \
+            in content
+        assert content.endswith('in the following json format: {"output": <your output>}, where <your output> '
+                                'should be the final string.')
+        assert gt["ref_code"] in content and a.extra_info["solution"] is None
+        e = S.parse_code(gt["ref_code"])
+        assert b.prompt[0]["content"] == S.render_compact(e, gt["ref_input"]["x"]) + "\n"
+        sol = b.extra_info["solution"]
+        assert sol.endswith(json.dumps({"output": gt["ref_output"]}, ensure_ascii=False) + "\n")
+        assert S.compute_score(b.data_source, sol, b.reward_model["ground_truth"])["score"] == 1.0
+    stage2 = S.generate(stage=2, split="train", min_level=1, max_level=1, num=3, seed=0)
+    code = json.loads(stage2.reward_model[0]["ground_truth"])["ref_code"]
+    assert code.startswith("def main_solution(x):\n    return ") and "def func_" not in code
+
+
+def test_cli_deterministic_atomic_and_round_trips(tmp_path):
+    from fgx.tasks.strings.cli import main
+
+    args = ["generate", "--stage", "2", "--split", "test", "--min-level", "1", "--max-level", "3", "--num", "30",
+            "--seed", "9", "--style", "compact", "--max-value-len", "24"]
+    a, b = tmp_path / "a.parquet", tmp_path / "sub" / "b.parquet"
+    assert main([*args, "--out", str(a)]) == 0 and main([*args, "--out", str(b)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "sub"]  # no temp files left
+    df = pd.read_parquet(a)
+    assert len(df) == 30 and list(df.prompt[0][0]) == ["role", "content"]
+    assert isinstance(df.reward_model[0]["ground_truth"], str) and df.extra_info[0]["style"] == "compact"
+    c = tmp_path / "c.parquet"
+    assert main([*args, "--out", str(c), "--exclude", str(a)]) == 0
+    assert not set(pd.read_parquet(c).prompt.map(lambda p: p[0]["content"])) & set(
+        df.prompt.map(lambda p: p[0]["content"]))
+
+
+def test_cli_bad_arguments(tmp_path, capsys):
+    from fgx.tasks.strings.cli import main
+
+    with pytest.raises(SystemExit) as err:
+        main(["generate", "--stage", "2", "--split", "dev", "--min-level", "1", "--max-level", "1", "--num", "1",
+              "--seed", "0", "--out", str(tmp_path / "x.parquet")])
+    assert err.value.code == 2 and "--split" in capsys.readouterr().err
+    assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "1", "--num", "1",
+                 "--seed", "0", "--out", str(tmp_path / "x.parquet")]) == 2
+    assert "--min-level" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()
