@@ -4,7 +4,7 @@
 
 rule pretrain_base:
     input:
-        data="results/data/strings/pretrain.parquet",
+        data=expand("results/data/strings/{split}.parquet", split=wf.pretrain_splits(config)),
     output:
         model=directory("results/models/base"),
     params:

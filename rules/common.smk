@@ -61,6 +61,10 @@ def generate_params(wildcards):
     return wf.generate_args(config, wildcards.split)
 
 
+def generate_excludes(wildcards):
+    return [f"results/data/strings/{s}.parquet" for s in wf.excluded_splits(config, wildcards.split)]
+
+
 def rollout_params(wildcards):
     return wf.sampling_settings(config, "rollout", wildcards.model, wildcards.split)
 

@@ -11,7 +11,7 @@ from fgx.cli import parser, setup_logging  # noqa: E402
 
 def main(argv=None):
     p = parser(__doc__)
-    p.add_argument("--data", required=True, help="parquet of problems with extra_info.solution")
+    p.add_argument("--data", nargs="+", required=True, help="parquet files of problems with extra_info.solution")
     p.add_argument("--out", required=True, help="output Hugging Face model directory")
     args = p.parse_args(argv)
     setup_logging()

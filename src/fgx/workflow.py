@@ -37,9 +37,15 @@ def string_splits(config: Mapping) -> list[str]:
     """Every string-task split the config asks for."""
     splits = ["stage1", "test", "val", *TRAIN_SPLIT_LEVELS]
     if config["model"]["source"] == "scratch":
-        splits.append("pretrain")
+        splits += pretrain_splits(config)
     splits += [f"level2_chunk{i}" for i in range(1, config["data"]["rft_chunks"] + 1)]
     return splits
+
+
+def pretrain_splits(config: Mapping) -> list[str]:
+    """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus
+    (if data.pretrain_prior_problems > 0) nested traces of builtin str methods only."""
+    return ["pretrain"] + (["pretrain_prior"] if config["data"].get("pretrain_prior_problems", 0) else [])
 
 
 def string_split_spec(config: Mapping, split: str) -> dict:
@@ -50,6 +56,9 @@ def string_split_spec(config: Mapping, split: str) -> dict:
               "seed": derive_seed(config["seed"], "data", split)}
     if split == "pretrain":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"])
+    elif split == "pretrain_prior":
+        spec = dict(stage=2, split="train", min_level=2, max_level=4,
+                    num=data["pretrain_prior_problems"], grammar="builtins")
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
@@ -76,7 +85,21 @@ def generate_args(config: Mapping, split: str) -> str:
             f"--num {spec['num']}", f"--seed {spec['seed']}", f"--style {spec['style']}"]
     if spec["max_value_len"]:
         args.append(f"--max-value-len {spec['max_value_len']}")
+    if spec.get("grammar"):
+        args.append(f"--grammar {spec['grammar']}")
     return " ".join(args)
+
+
+def excluded_splits(config: Mapping, split: str) -> list[str]:
+    """Splits whose expressions ``split`` must not repeat: val avoids test; Stage-2 training
+    splits avoid both. Stage-1/pretrain data may share Level-1 expressions with the test set
+    (atomic skills are taught on all 25 functions by design; the leakage check reports them
+    as expected overlap)."""
+    if split == "val":
+        return ["test"]
+    if split in TRAIN_SPLIT_LEVELS or split.startswith("level2_chunk"):
+        return ["test", "val"]
+    return []
 
 
 def training_splits(config: Mapping) -> list[str]:
@@ -127,6 +150,9 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
         s = config["evaluate"]
         sampling = {"n": s["n"], "temperature": s.get("temperature", 1.0),
                     "max_new_tokens": s.get("max_new_tokens", 256)}
+    elif split == "pretrain_prior":
+        spec = dict(stage=2, split="train", min_level=2, max_level=4,
+                    num=data["pretrain_prior_problems"], grammar="builtins")
     elif split == "stage1":
         sampling = dict(config["stage1"]["rollout"])
     elif split.startswith("level2_chunk"):

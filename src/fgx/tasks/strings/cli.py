@@ -35,8 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="paper: upstream's code prompt; compact: f17(f3(\"ab\")) prompt + trace solution")
     g.add_argument("--max-value-len", type=_positive_int, default=None,
                    help="reject programs with a longer input, literal or intermediate value")
-    g.add_argument("--exclude", nargs="+", default=[], metavar="PARQUET",
+    g.add_argument("--exclude", nargs="*", default=[], metavar="PARQUET",
                    help="parquet files whose expressions must not be generated (e.g. the test set)")
+    g.add_argument("--grammar", choices=["upstream", "builtins"], default="upstream",
+                   help="upstream: the paper's expressions; builtins: str methods and + only "
+                        "(the tiny model's pretraining prior for step-by-step evaluation)")
     return p
 
 
@@ -63,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
-                      exclude=exclude, progress=True)
+                      exclude=exclude, progress=True, grammar=args.grammar)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -103,6 +103,30 @@ class ExprSampler:
         return Call(op, (sub, p))
 
 
+class BuiltinSampler(ExprSampler):
+    """Compositions of the builtin str methods and concatenation only (no custom function).
+
+    Not part of the paper's task: the tiny model's pretraining mixes a few of these nested
+    traces in as its stand-in for the general knowledge of how to evaluate nested expressions
+    step by step that a pretrained LLM brings; it never sees a custom function inside a context.
+    """
+
+    def __init__(self):
+        super().__init__(())
+
+    def expr(self, rng: random.Random, d: int) -> Expr:
+        if d == 0:
+            if rng.random() < 0.5:
+                return X
+            return Str("".join(rng.choices(LOWER, k=rng.randint(3, 6))))
+        if rng.random() < 0.3:
+            return Concat(self.expr(rng, d - 1), self.expr(rng, d - 1))
+        return Method(rng.choice(F.BUILTIN_METHODS), self.expr(rng, d - 1))
+
+
+GRAMMARS = ("upstream", "builtins")
+
+
 def random_input(rng: random.Random, min_len: int = 3, max_len: int = 10) -> str:
     return "".join(rng.choices(LOWER, k=rng.randint(min_len, max_len)))
 
@@ -127,7 +151,7 @@ def _per_level(num: int, levels: list[int]) -> list[int]:
 def generate_problems(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
-                      progress: bool = False) -> list[Problem]:
+                      progress: bool = False, grammar: str = "upstream") -> list[Problem]:
     """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
@@ -141,7 +165,12 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"num must be >= 0, got {num}")
     if max_value_len is not None and max_value_len < 3:
         raise ValueError(f"max_value_len must be >= 3 (inputs have 3..10 letters), got {max_value_len}")
-    sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
+    if grammar not in GRAMMARS:
+        raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
+    if grammar == "builtins":
+        sampler = BuiltinSampler()
+    else:
+        sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
     # Upstream tries up to 100 inputs per program (all succeed at once without a cap); with a
     # small cap a too-long program fails on every input, so give up on it sooner.
@@ -244,7 +273,7 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int) -> d
 
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
-             exclude: Iterable[str] = (), progress: bool = False):
+             exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream"):
     """Generate a verl-schema DataFrame (one row per problem)."""
     import pandas as pd
 
@@ -252,6 +281,6 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
-                                 exclude=exclude, progress=progress)
+                                 exclude=exclude, progress=progress, grammar=grammar)
     rows = [make_row(p, stage=stage, split=split, style=style, index=i) for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
