@@ -14,7 +14,25 @@ A trailing ``= <number>`` is tolerated and ignored. Scores follow the string tas
 1.0 correct, 0.0 a valid expression that is wrong (numbers, value or division by zero),
 -1.0 no answer block or an answer that is not such an expression. Never raises on any response.
 
-CLI: ``python -m fgx.tasks.countdown generate --numbers N --num M --seed S --out FILE``.
+Compact style (``style="compact"``, for the tiny char-level model; same data_source, ground truth
+and reward): the prompt is ``cd <numbers separated by spaces>=<target>`` and a newline, e.g.
+``cd 25 4 7=93\\n``; ``extra_info["solution"]`` is the reference response, one arithmetic step
+per line (``<a><op><b>=<value>``, always two available values: original numbers or earlier
+results), then the answer line whose expression wraps every earlier step in parentheses::
+
+    prompt:    cd 25 4 7=93\\n
+    solution:  25*4=100\\n100-7=93\\n<answer>(25*4)-7</answer>\\n
+
+So a 2-number problem is exactly one step (the atomic skill) and an N-number problem a chain of
+N-1 steps (composition). Reference solutions come from :func:`solve` (exact search, positive
+integer intermediates first, linear chains first, deterministic), never from the sampler.
+Compact problems come from fgx's own sampler (:func:`sample_compact_problems`: numbers 1-100, a
+random linear chain of + - * / with positive integer intermediates, target 1-999, no duplicate
+problems), which is deterministic for (numbers, seed) and takes milliseconds per problem;
+reasoning-gym (sympy-based, ~40-60 ms per problem) stays the source of the paper-style data.
+
+CLI: ``python -m fgx.tasks.countdown generate --numbers N --num M --seed S --out FILE
+[--style paper|compact]``.
 """
 
 from __future__ import annotations
@@ -22,7 +40,9 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import random
 import sys
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -30,6 +50,8 @@ from typing import Any
 DATA_SOURCE_PREFIX = "reasoning-gym-countdown"
 MAX_ANSWER_CHARS = 512
 MAX_NODES = 64
+STYLES = ("paper", "compact")
+COMPACT_PREFIX = "cd "
 
 TEMPLATE = (
     "Using the numbers {numbers}, create an equation that equals {target}. You can use basic arithmetic "
@@ -46,36 +68,275 @@ def prompt_text(numbers: list[int], target: int) -> str:
     return TEMPLATE.format(numbers=str(list(numbers)), target=target)
 
 
-def generate(*, numbers: int, num: int, seed: int = 42, split: str | None = None, progress: bool = False):
-    """A verl-schema DataFrame of ``num`` reasoning-gym countdown problems with ``numbers`` numbers."""
-    import pandas as pd
-    import reasoning_gym
-
-    if not isinstance(numbers, int) or numbers < 2:
+def _check_args(numbers: int, num: int, style: str) -> None:
+    if not isinstance(numbers, int) or isinstance(numbers, bool) or numbers < 2:
         raise ValueError(f"numbers must be an integer >= 2, got {numbers!r}")
-    if num < 1:
-        raise ValueError(f"num must be >= 1, got {num}")
+    if not isinstance(num, int) or num < 1:
+        raise ValueError(f"num must be >= 1, got {num!r}")
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
+
+
+def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, style: str) -> dict:
+    if style == "paper":
+        content, solution = prompt_text(nums, target), None
+    else:
+        content, solution = compact_prompt(nums, target), solution_text(nums, target)
+    return {
+        "data_source": data_source(numbers),
+        "prompt": [{"role": "user", "content": content}],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": json.dumps({"answer": target, "numbers": nums})},
+        "extra_info": {"depth": numbers, "index": index, "split": split, "solution": solution, "stage": 0,
+                       "style": style},
+    }
+
+
+def generate(*, numbers: int, num: int, seed: int = 42, split: str | None = None, progress: bool = False,
+             style: str = "paper"):
+    """A verl-schema DataFrame of ``num`` countdown problems with ``numbers`` numbers.
+
+    ``style="paper"``: reasoning-gym problems with upstream's prompt (no reference solution).
+    ``style="compact"``: fgx's own sampler, the compact prompt and a step-by-step reference
+    solution in ``extra_info["solution"]`` (see the module docstring).
+    """
+    import pandas as pd
+
+    _check_args(numbers, num, style)
     split = split or ("train" if numbers == 2 else "test")
-    ds = reasoning_gym.create_dataset("countdown", min_numbers=numbers, max_numbers=numbers, min_value=1,
-                                      max_value=100, min_target=1, max_target=999,
-                                      operators=("+", "-", "*", "/"), shuffle=True, seed=seed, size=num)
-    items = range(num)
+    if style == "compact":
+        problems = sample_compact_problems(numbers=numbers, num=num, seed=seed, progress=progress)
+    else:
+        import reasoning_gym
+
+        ds = reasoning_gym.create_dataset("countdown", min_numbers=numbers, max_numbers=numbers, min_value=1,
+                                          max_value=100, min_target=1, max_target=999,
+                                          operators=("+", "-", "*", "/"), shuffle=True, seed=seed, size=num)
+        items = range(num)
+        if progress:
+            from tqdm import tqdm
+            items = tqdm(items, desc=f"countdown-{numbers}", mininterval=1.0)
+        problems = []
+        for i in items:
+            meta = ds[i]["metadata"]
+            problems.append(([int(v) for v in meta["numbers"]], int(meta["target"])))
+    rows = [_row(nums, target, numbers=numbers, index=i, split=split, style=style)
+            for i, (nums, target) in enumerate(problems)]
+    return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
+
+
+# ----------------------------------------------------------------------------- compact style
+def compact_prompt(numbers: list[int], target: int) -> str:
+    """``cd 25 4 7=93\\n``: the numbers in the given order, then the target."""
+    return COMPACT_PREFIX + " ".join(str(int(v)) for v in numbers) + f"={int(target)}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    value: int | Fraction
+    expr: str  # expression over the original numbers (for the answer line)
+    leaf: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One line of a compact solution: ``left op right = value`` (values exact)."""
+    left: Fraction
+    op: str
+    right: Fraction
+    value: Fraction
+
+    def text(self) -> str:
+        return f"{format_value(self.left)}{self.op}{format_value(self.right)}={format_value(self.value)}"
+
+
+def format_value(v: Fraction) -> str:
+    """An integer as is; a fraction or a negative value in parentheses, e.g. ``(7/2)``, ``(-3)``."""
+    if v.denominator == 1 and v >= 0:
+        return str(v.numerator)
+    return f"({v})"
+
+
+def _int_ops(a: int, b: int):
+    """(left, op, right, value) steps on positive ints a, b with a positive integer result, in
+    search order; ``a`` stays on the left when it can."""
+    yield a, "+", b, a + b
+    if a != b:
+        yield (a, "-", b, a - b) if a > b else (b, "-", a, b - a)
+    yield a, "*", b, a * b
+    if a % b == 0:
+        yield a, "/", b, a // b
+    elif b % a == 0:
+        yield b, "/", a, b // a
+
+
+def _rational_ops(a: Fraction, b: Fraction):
+    """Every step on (a, b) (both orders of - and /, no division by zero), in search order."""
+    yield a, "+", b, a + b
+    yield a, "-", b, a - b
+    yield b, "-", a, b - a
+    yield a, "*", b, a * b
+    if b != 0:
+        yield a, "/", b, a / b
+    if a != 0:
+        yield b, "/", a, b / a
+
+
+def _combine(a: _Node, b: _Node, step) -> tuple[Step, _Node]:
+    """The step (left, op, right, value) applied to nodes a, b (in whichever order it uses them)."""
+    left, op, right, value = step
+    x, y = (a, b) if left == a.value and right == b.value else (b, a)
+    wrap = (lambda n: n.expr if n.leaf else f"({n.expr})")
+    return (Step(Fraction(left), op, Fraction(right), Fraction(value)),
+            _Node(value, f"{wrap(x)}{op}{wrap(y)}", False))
+
+
+def _search_linear(run: _Node, rest: tuple[_Node, ...], target, dead: set) -> list | None:
+    """Steps combining the running result with one fresh number at a time (positive integers)."""
+    if not rest:
+        return [] if run.value == target else None
+    key = (run.value, tuple(sorted(n.value for n in rest)))
+    if key in dead:
+        return None
+    for k, x in enumerate(rest):
+        for step in _int_ops(run.value, x.value):
+            st, node = _combine(run, x, step)
+            tail = _search_linear(node, rest[:k] + rest[k + 1:], target, dead)
+            if tail is not None:
+                return [(st, node), *tail]
+    dead.add(key)
+    return None
+
+
+def _search_general(nodes: tuple[_Node, ...], target, ops, dead: set) -> list | None:
+    """Steps combining any two available values (each result appended at the end)."""
+    if len(nodes) == 1:
+        return [] if nodes[0].value == target else None
+    key = tuple(sorted(n.value for n in nodes))
+    if key in dead:
+        return None
+    for i in range(len(nodes)):
+        for j in range(i + 1, len(nodes)):
+            a, b = nodes[i], nodes[j]
+            rest = nodes[:i] + nodes[i + 1:j] + nodes[j + 1:]
+            for step in ops(a.value, b.value):
+                st, node = _combine(a, b, step)
+                tail = _search_general(rest + (node,), target, ops, dead)
+                if tail is not None:
+                    return [(st, node), *tail]
+    dead.add(key)
+    return None
+
+
+def _search_linear_start(nodes: tuple[_Node, ...], target) -> list | None:
+    dead: set = set()
+    for i in range(len(nodes)):
+        for j in range(i + 1, len(nodes)):
+            rest = nodes[:i] + nodes[i + 1:j] + nodes[j + 1:]
+            for step in _int_ops(nodes[i].value, nodes[j].value):
+                st, node = _combine(nodes[i], nodes[j], step)
+                tail = _search_linear(node, rest, target, dead)
+                if tail is not None:
+                    return [(st, node), *tail]
+    return None
+
+
+def solve(numbers: list[int], target: int) -> tuple[list[Step], str] | None:
+    """A reference solution by exact search: (steps, answer expression), or None if there is none.
+
+    Deterministic, in this order of preference: (1) a linear chain (two numbers first, then the
+    running result with one more number per step) with positive integer intermediates; (2) any
+    combination order with positive integer intermediates; (3) any exact rational values
+    (fractions, negatives; shown as ``(7/2)``, ``(-3)``). Within a pass, numbers are tried in the
+    given order and operators as + - * /. Every number is used exactly once, so there are
+    ``len(numbers) - 1`` steps.
+    """
+    if len(numbers) < 2:
+        raise ValueError(f"countdown needs at least 2 numbers, got {list(numbers)!r}")
+    ints = [int(v) for v in numbers]
+    found = None
+    if all(v > 0 for v in ints) and int(target) > 0:
+        nodes = tuple(_Node(v, str(v), True) for v in ints)
+        found = _search_linear_start(nodes, int(target))
+        if found is None:
+            found = _search_general(nodes, int(target), _int_ops, set())
+    if found is None:
+        nodes = tuple(_Node(Fraction(v), str(v), True) for v in ints)
+        found = _search_general(nodes, Fraction(int(target)), _rational_ops, set())
+    if found is None:
+        return None
+    return [s for s, _ in found], found[-1][1].expr
+
+
+def solution_text(numbers: list[int], target: int) -> str:
+    """The compact reference response: one ``a<op>b=c`` line per step, then ``<answer>...</answer>``.
+
+    Raises ValueError if the problem has no solution.
+    """
+    found = solve(numbers, target)
+    if found is None:
+        raise ValueError(f"countdown problem {list(numbers)} -> {target} has no solution")
+    steps, expr = found
+    return "".join(s.text() + "\n" for s in steps) + f"<answer>{expr}</answer>\n"
+
+
+def _random_chain_target(rng: random.Random, nums: list[int]) -> int:
+    """Fold ``nums`` left to right with random + - * / steps on positive integers."""
+    run = nums[0]
+    for x in nums[1:]:
+        choices = [run + x, run * x]
+        if run != x:
+            choices.append(abs(run - x))
+        if run % x == 0:
+            choices.append(run // x)
+        elif x % run == 0:
+            choices.append(x // run)
+        run = rng.choice(choices)
+    return run
+
+
+def sample_compact_problems(*, numbers: int, num: int, seed: int, min_value: int = 1, max_value: int = 100,
+                            min_target: int = 1, max_target: int = 999, max_misses: int = 100_000,
+                            progress: bool = False) -> list[tuple[list[int], int]]:
+    """``num`` distinct (numbers, target) problems, each solvable by a linear integer chain.
+
+    Numbers are drawn uniformly from min_value..max_value, folded by a random chain of steps
+    (each on the running result and the next number, positive integer results), and kept when
+    the result lies in min_target..max_target; the shown order is reshuffled. Deterministic for
+    (numbers, seed): the stream is ``random.Random("countdown-compact-{numbers}-{seed}")``.
+    Raises ValueError after ``max_misses`` rejected draws in a row (e.g. asking for more than the
+    12,000 distinct 2-number problems).
+    """
+    _check_args(numbers, num, "compact")
+    rng = random.Random(f"countdown-compact-{numbers}-{seed}")
+    seen: set = set()
+    out: list[tuple[list[int], int]] = []
+    bar = None
     if progress:
         from tqdm import tqdm
-        items = tqdm(items, desc=f"countdown-{numbers}", mininterval=1.0)
-    rows = []
-    for i in items:
-        meta = ds[i]["metadata"]
-        nums, target = [int(v) for v in meta["numbers"]], int(meta["target"])
-        rows.append({
-            "data_source": data_source(numbers),
-            "prompt": [{"role": "user", "content": prompt_text(nums, target)}],
-            "ability": "math",
-            "reward_model": {"style": "rule", "ground_truth": json.dumps({"answer": target, "numbers": nums})},
-            "extra_info": {"depth": numbers, "index": i, "split": split, "solution": None, "stage": 0,
-                           "style": "paper"},
-        })
-    return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
+        bar = tqdm(total=num, desc=f"countdown-compact-{numbers}", mininterval=1.0)
+    misses = 0
+    while len(out) < num:
+        if misses >= max_misses:
+            raise ValueError(f"only {len(out)}/{num} distinct {numbers}-number countdown problems: {max_misses} "
+                             f"draws in a row gave nothing new (seed {seed}); ask for fewer problems")
+        misses += 1
+        nums = [rng.randint(min_value, max_value) for _ in range(numbers)]
+        target = _random_chain_target(rng, nums)
+        if not min_target <= target <= max_target:
+            continue
+        rng.shuffle(nums)
+        key = (tuple(sorted(nums)), target)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((nums, target))
+        misses = 0
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
 
 
 # ----------------------------------------------------------------------------- reward
@@ -203,9 +464,12 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="generate countdown problems (verl parquet)")
     g.add_argument("--numbers", type=int, required=True, help="numbers per problem (2 = train, 3-5 = eval)")
     g.add_argument("--num", type=int, required=True, help="number of problems")
-    g.add_argument("--seed", type=int, default=42, help="reasoning-gym seed (upstream: 42)")
+    g.add_argument("--seed", type=int, default=42, help="seed (paper style: reasoning-gym's; upstream: 42)")
     g.add_argument("--split", choices=["train", "test"], default=None,
                    help="extra_info.split (default: train for 2 numbers, else test)")
+    g.add_argument("--style", choices=STYLES, default="paper",
+                   help="paper: reasoning-gym problems, upstream's prompt; compact: fgx's sampler, the "
+                        "tiny model's prompt and a step-by-step reference solution")
     g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
     return p
 
@@ -215,12 +479,14 @@ def main(argv: list[str] | None = None) -> int:
     from fgx.io import write_parquet
 
     try:
-        df = generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True)
+        df = generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True,
+                      style=args.style)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     write_parquet(df, args.out)
-    print(f"wrote {len(df)} countdown problems ({args.numbers} numbers, seed {args.seed}) to {args.out}")
+    print(f"wrote {len(df)} {args.style} countdown problems ({args.numbers} numbers, seed {args.seed}) "
+          f"to {args.out}")
     return 0
 
 

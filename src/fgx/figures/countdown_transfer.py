@@ -1,0 +1,116 @@
+"""Paper Table 1 / Fig. 4: cross-task transfer to Countdown, Avg@k per number count and model.
+
+Inputs: eval parquets ``results/eval/{model}/countdown{n}.parquet`` (one row per prompt with
+``correct: list[bool]`` and ``level`` = the number count; the model is the parent directory's
+name). Avg@k (the paper's Avg@32) is the mean over prompts of each prompt's mean correctness over
+its k samples; the CI is a percentile bootstrap over prompts (``fgx.metrics.bootstrap_mean_ci``).
+
+Settings (all optional): ``bootstrap`` (resamples, default 1000), ``ci`` (default 0.95),
+``bootstrap_seed`` (default 0), ``countdown_numbers`` (number counts to keep, default all).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fgx.figures import read_with_provenance
+from fgx.figures.style import setup
+from fgx.metrics import bootstrap_mean_ci
+
+COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "source",
+           "config_hash"]
+
+# The paper's four models, in its order (Table 1).
+MODEL_LABELS = {
+    "multi_base": "Multi-Base",
+    "rl_multi_level1": "Multi-Base + RL L1",
+    "rl_multi_level1to2": "Multi-Base + RL L1+2",
+    "rl_level1to2": "String-Base + RL L1+2",
+}
+
+
+def label(model: str) -> str:
+    return MODEL_LABELS.get(model, model)
+
+
+def model_name(path) -> str:
+    """The model an eval parquet belongs to: its parent directory's name."""
+    return Path(path).parent.name
+
+
+def _model_order(models) -> list[str]:
+    known = [m for m in MODEL_LABELS if m in set(models)]
+    return known + [m for m in dict.fromkeys(models) if m not in MODEL_LABELS]
+
+
+def table(inputs, settings) -> pd.DataFrame:
+    settings = settings or {}
+    resamples = int(settings.get("bootstrap", 1000))
+    ci = float(settings.get("ci", 0.95))
+    keep = settings.get("countdown_numbers")
+    rng = np.random.default_rng(int(settings.get("bootstrap_seed", 0)))
+    rows = []
+    for path in inputs:
+        df = read_with_provenance(path)
+        for col in ("correct", "level"):
+            if col not in df.columns:
+                raise ValueError(f"{path}: column {col!r} missing; this figure reads eval parquets "
+                                 "(results/eval/{model}/countdown{n}.parquet) written by the evaluate rule")
+        if df.empty:
+            raise ValueError(f"{path}: no rows; re-run the Countdown evaluation that writes it")
+        model = model_name(path)
+        for numbers, sub in df.groupby("level", sort=True):
+            if keep and int(numbers) not in keep:
+                continue
+            counts = sub["correct"].map(len).to_numpy()
+            if counts.min() == 0:
+                raise ValueError(f"{path}: a prompt with no samples in 'correct' (numbers={numbers})")
+            per_prompt = sub["correct"].map(lambda xs: float(np.mean(np.asarray(xs, dtype=bool)))).to_numpy()
+            lo, hi = bootstrap_mean_ci(per_prompt, resamples=resamples, ci=ci, rng=rng)
+            rows.append({"model": model, "numbers": int(numbers), "avg_at_k": float(per_prompt.mean()),
+                         "ci_low": lo, "ci_high": hi, "n_prompts": int(len(sub)), "n_samples": int(counts.min()),
+                         "source": str(path), "config_hash": sub["config_hash"].iloc[0]})
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    if out.duplicated(["model", "numbers"]).any():
+        dup = out[out.duplicated(["model", "numbers"], keep=False)][["model", "numbers", "source"]]
+        raise ValueError(f"more than one input for the same model and number count:\n{dup.to_string(index=False)}")
+    order = {m: i for i, m in enumerate(_model_order(out["model"]))}
+    out = out.assign(_o=out["model"].map(order)).sort_values(["_o", "numbers"]).drop(columns="_o")
+    return out.reset_index(drop=True)
+
+
+def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import seaborn as sns
+
+    setup()
+    models = _model_order(df["model"])
+    numbers = sorted(df["numbers"].unique())
+    colours = dict(zip(models, sns.color_palette("colorblind", n_colors=max(len(models), 4))))
+    width = 0.8 / max(1, len(models))
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.6 * len(numbers) + 2.5), 3.4))
+    x = np.arange(len(numbers))
+    for i, model in enumerate(models):
+        m = df[df["model"] == model].set_index("numbers").reindex(numbers)
+        acc = 100 * m["avg_at_k"].to_numpy(dtype=float)
+        err = 100 * np.vstack([m["avg_at_k"] - m["ci_low"], m["ci_high"] - m["avg_at_k"]]).astype(float)
+        pos = x + (i - (len(models) - 1) / 2) * width
+        ax.bar(pos, acc, width, yerr=np.clip(err, 0, None), capsize=2, color=colours[model], label=label(model))
+        tops = 100 * m["ci_high"].to_numpy(dtype=float)
+        for p, a, top in zip(pos, acc, tops):
+            if np.isfinite(a):
+                ax.text(p, max(a, top if np.isfinite(top) else a) + 0.5, f"{a:.1f}", ha="center",
+                        va="bottom", fontsize=5.5)
+    k = int(df["n_samples"].min()) if len(df) else 0
+    ax.set_xticks(x, [f"{n} numbers" for n in numbers])
+    ax.set_ylabel(f"Avg@{k} (%)")
+    top = 100 * float(np.nanmax(df["ci_high"].to_numpy(dtype=float))) if len(df) else 0.0
+    ax.set_ylim(0, min(100, max(10, 1.25 * top + 5)))
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Transfer to Countdown (no Countdown RL; error bars: bootstrap CI over prompts)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(pdf, format="pdf")
+    plt.close(fig)

@@ -1,0 +1,70 @@
+"""Countdown transfer figure (paper Table 1 / Fig. 4) on synthetic eval parquets."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fgx.config import settings_hash
+from fgx.figures import countdown_transfer as F
+from fgx.io import write_parquet
+
+
+def _eval(path, numbers, correct, settings=None):
+    df = pd.DataFrame({
+        "data_source": f"reasoning-gym-countdown-depth{numbers}",
+        "prompt": [[{"role": "user", "content": "cd 1 2 3=6\n"}] for _ in correct],
+        "responses": [["x"] * len(c) for c in correct],
+        "correct": [list(c) for c in correct],
+        "level": numbers,
+        "n_correct": [int(sum(c)) for c in correct],
+    })
+    write_parquet(df, path, settings=settings)
+    return str(path)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = []
+    # given in a scrambled order; the table follows the paper's model order
+    for model, rate in [("rl_level1to2", 0.0), ("multi_base", 0.2), ("rl_multi_level1to2", 0.35),
+                        ("rl_multi_level1", 0.25)]:
+        for n in (3, 4, 5):
+            correct = rng.random((30, 32)) < rate / (n - 2)
+            paths.append(_eval(tmp_path / "results/eval" / model / f"countdown{n}.parquet", n, correct,
+                               settings={"model": model, "n": 32}))
+    return paths
+
+
+def test_table(inputs):
+    t = F.table(inputs, {"bootstrap": 200, "ci": 0.9})
+    assert list(t.columns) == F.COLUMNS and len(t) == 12
+    assert list(dict.fromkeys(t.model)) == ["multi_base", "rl_multi_level1", "rl_multi_level1to2", "rl_level1to2"]
+    assert (t.n_prompts == 30).all() and (t.n_samples == 32).all()
+    assert ((t.ci_low <= t.avg_at_k) & (t.avg_at_k <= t.ci_high)).all()
+    row = t[(t.model == "multi_base") & (t.numbers == 3)].iloc[0]
+    back = pd.read_parquet(row.source)
+    assert row.avg_at_k == pytest.approx(np.mean([np.mean(c) for c in back.correct]))
+    assert row.config_hash == settings_hash({"model": "multi_base", "n": 32})
+    assert t[t.model == "rl_level1to2"].avg_at_k.eq(0).all()
+    again = F.table(inputs, {"bootstrap": 200, "ci": 0.9})
+    pd.testing.assert_frame_equal(t, again)  # deterministic CIs
+    assert set(F.table(inputs, {"bootstrap": 50, "countdown_numbers": [3]}).numbers) == {3}
+
+
+def test_draw_and_labels(inputs, tmp_path):
+    t = F.table(inputs, {"bootstrap": 100})
+    pdf = tmp_path / "countdown_transfer.pdf"
+    F.draw(t, pdf, {})
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    assert F.label("rl_multi_level1to2") == "Multi-Base + RL L1+2"
+    assert F.label("rl_level1to2") == "String-Base + RL L1+2" and F.label("other") == "other"
+
+
+def test_errors(tmp_path, inputs):
+    bad = tmp_path / "results/eval/m/countdown3.parquet"
+    write_parquet(pd.DataFrame({"level": [3]}), bad)
+    with pytest.raises(ValueError, match="correct"):
+        F.table([str(bad)], {})
+    with pytest.raises(ValueError, match="more than one"):
+        F.table([inputs[0], inputs[0]], {"bootstrap": 10})
