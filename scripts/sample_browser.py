@@ -1,0 +1,43 @@
+#!/usr/bin/env python
+"""Write an HTML page of example responses per model, level and failure category."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
+
+from fgx.cli import parser, setup_logging  # noqa: E402
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--inputs", nargs="+", required=True,
+                   help="evaluation parquets results/eval/{model}/{split}.parquet (model = parent directory)")
+    p.add_argument("--out", required=True, help="output HTML file")
+    p.add_argument("--level", type=int, default=None, help="only this level (default: every level)")
+    p.add_argument("--per-cell", type=int, default=None, help="responses shown per model/level/category")
+    p.add_argument("--seed", type=int, default=None, help="seed of the choice of responses")
+    args = p.parse_args(argv)
+    setup_logging()
+    import pandas as pd
+
+    from fgx.analysis.failure_modes import classify_eval
+    from fgx.analysis.sample_browser import render_html
+    from fgx.io import atomic_path
+
+    s = args.settings
+    per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
+    seed = args.seed if args.seed is not None else int(s.get("seed", 0))
+    level = args.level if args.level is not None else s.get("level")
+    tables = {}
+    for path in args.inputs:
+        model = Path(path).parent.name
+        tables[model] = classify_eval(pd.read_parquet(path), level=level)
+    page = render_html(tables, per_cell=per_cell, seed=seed)
+    with atomic_path(args.out, suffix=".html") as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    print(f"sample browser: {sum(len(t) for t in tables.values())} responses of {len(tables)} models -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""Analyses of model behaviour: failure modes of responses (paper Fig. 6) and a sample browser.
+
+- ``failure_modes``: ``classify`` / ``classify_detailed`` one response of the string task into
+  Correct / Ignores Composition / Incomplete Trace / Incorrect Composition / Atomic Error,
+  ``classify_eval`` every response of an evaluation parquet.
+- ``sample_browser``: ``render_html`` a self-contained HTML page of example responses per
+  model, level and category.
+"""
+
+from .failure_modes import (ATOMIC, CATEGORIES, CORRECT, FAILURES, IGNORES, INCOMPLETE, INCORRECT,
+                            Classification, classify, classify_detailed, classify_eval)
+
+__all__ = ["ATOMIC", "CATEGORIES", "CORRECT", "Classification", "FAILURES", "IGNORES", "INCOMPLETE",
+           "INCORRECT", "classify", "classify_detailed", "classify_eval"]

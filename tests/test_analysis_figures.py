@@ -1,0 +1,129 @@
+"""Analysis targets on small synthetic artifacts: the failure-modes and training-dynamics figures,
+the sample browser page and its CLI."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval  # noqa: E402
+from fgx.analysis.sample_browser import render_html  # noqa: E402
+from fgx.figures import failure_modes as FIG_FM  # noqa: E402
+from fgx.figures import training_dynamics as FIG_TD  # noqa: E402
+from fgx.io import write_parquet  # noqa: E402
+from fgx.tasks.strings import generate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def eval_parquet(path, wrong_share: int, seed=0):
+    """An eval parquet like scripts/sample.py writes: levels 2-3, 4 responses per prompt."""
+    df = generate(stage=2, split="test", min_level=2, max_level=3, num=4, seed=seed, style="compact")
+    responses = []
+    for _, row in df.iterrows():
+        sol = row["extra_info"]["solution"]
+        bad = ['{"output": "zzz"}', sol.split("\n")[0] + "\n", "<script>alert(1)</script> & \"q\""]
+        responses.append([sol] * (4 - wrong_share) + bad[:wrong_share] + [bad[0]] * max(0, wrong_share - 3))
+    df["responses"] = responses
+    df["level"] = [r["depth"] for r in df["extra_info"]]
+    df["correct"] = [[i < 4 - wrong_share for i in range(4)] for _ in range(len(df))]
+    df["n_correct"] = 4 - wrong_share
+    write_parquet(df, path, settings={"eval": {"n": 4}})
+    return path
+
+
+def test_failure_modes_figure(tmp_path):
+    a = eval_parquet(tmp_path / "eval" / "stage1" / "test.parquet", wrong_share=3)
+    b = eval_parquet(tmp_path / "eval" / "rl_level2" / "test.parquet", wrong_share=1, seed=1)
+    table = FIG_FM.table([str(a), str(b)], {"failure_level": 3})
+    assert list(table.columns) == FIG_FM.COLUMNS
+    assert list(table["model"].unique()) == ["stage1", "rl_level2"]
+    assert list(table[table["model"] == "stage1"]["category"]) == list(CATEGORIES)
+    s1 = table[table["model"] == "stage1"].set_index("category")
+    assert s1["n_responses"].iloc[0] == 2 * 4  # two Level-3 prompts, four responses each
+    assert s1.loc[CORRECT, "count"] == 2 and s1.loc[IGNORES, "count"] == 2 + 2  # "zzz" and the script garbage
+    assert math.isclose(table.groupby("model")["share"].sum()["stage1"], 1.0)
+    fails = table[table["category"] != CORRECT].groupby("model")["failure_share"].sum()
+    assert all(math.isclose(v, 1.0) for v in fails)
+    assert (table["source"] == str(a)).sum() == len(CATEGORIES) and table["config_hash"].str.len().gt(0).all()
+    pdf = tmp_path / "failure_modes.pdf"
+    FIG_FM.draw(table, pdf, {})
+    assert pdf.read_bytes()[:4] == b"%PDF"
+
+
+def metrics_parquet(path, metrics):
+    rows = []
+    for step in range(0, 30, 10):
+        for metric in metrics:
+            levels = [1, 2, 3] if metric == "val_accuracy" else [-1]
+            for level in levels:
+                rows.append({"step": step, "metric": metric, "level": level, "value": 0.1 * level + step / 100})
+    rows.append({"step": 0, "metric": "loss", "level": -1, "value": 3.0})  # not plotted
+    write_parquet(pd.DataFrame(rows), path, settings={"rl": {"algo": "grpo"}})
+    return path
+
+
+def test_training_dynamics_figure(tmp_path):
+    a = metrics_parquet(tmp_path / "rl" / "level1" / "metrics.parquet",
+                        ["reward", "val_accuracy", "response_length", "filtered_group_share"])
+    b = metrics_parquet(tmp_path / "rl" / "level2" / "metrics.parquet", ["reward", "val_accuracy"])  # no length
+    table = FIG_TD.table([str(a), str(b)], {})
+    assert list(table.columns) == FIG_TD.COLUMNS
+    assert set(table["metric"]) == {"reward", "val_accuracy", "response_length", "filtered_group_share"}
+    assert set(table["model"]) == {"rl_level1", "rl_level2"} and set(table["run"]) == {"level1", "level2"}
+    assert FIG_TD.panels(table)[:4] == [("reward", -1), ("val_accuracy", 1), ("val_accuracy", 2), ("val_accuracy", 3)]
+    assert table[(table["model"] == "rl_level2") & (table["metric"] == "response_length")].empty
+    pdf = tmp_path / "training_dynamics.pdf"
+    FIG_TD.draw(table, pdf, {})
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    only = FIG_TD.table([str(a)], {"dynamics_metrics": ["val_accuracy"], "dynamics_levels": [3]})
+    assert set(zip(only["metric"], only["level"])) == {("val_accuracy", 3)}
+    empty = FIG_TD.table([str(b)], {"dynamics_metrics": ["entropy"]})
+    assert empty.empty
+    FIG_TD.draw(empty, tmp_path / "empty.pdf", {})
+    assert (tmp_path / "empty.pdf").stat().st_size > 0
+
+
+def test_training_dynamics_rejects_wide_format(tmp_path):
+    path = tmp_path / "rl" / "x" / "metrics.parquet"
+    write_parquet(pd.DataFrame({"step": [0], "reward": [1.0]}), path)
+    with pytest.raises(ValueError, match="long format"):
+        FIG_TD.table([str(path)], {})
+
+
+def test_sample_browser_page(tmp_path):
+    a = eval_parquet(tmp_path / "eval" / "stage1" / "test.parquet", wrong_share=3)
+    tables = {"stage1": classify_eval(pd.read_parquet(a), level=None), "empty<model>": classify_eval(
+        pd.read_parquet(a), level=9)}
+    page = render_html(tables, per_cell=2, seed=0)
+    assert page == render_html(tables, per_cell=2, seed=0)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "empty&lt;model&gt;" in page and "http" not in page and " src=" not in page
+    assert "stage1 · Level 2" in page and "stage1 · Level 3" in page
+    for cat in ("Correct", "Ignores Composition"):
+        assert f"{cat}: " in page
+    assert page.count("class='sample'") <= 2 * 2 * len(CATEGORIES)
+    assert "Reference trace" in page and '{&quot;output&quot;' in page
+    with pytest.raises(ValueError):
+        render_html(tables, per_cell=0)
+
+
+def test_sample_browser_cli(tmp_path):
+    a = eval_parquet(tmp_path / "eval" / "stage1" / "test.parquet", wrong_share=2)
+    b = eval_parquet(tmp_path / "eval" / "rl_level2" / "test.parquet", wrong_share=1, seed=1)
+    spec = importlib.util.spec_from_file_location("sample_browser_cli", ROOT / "scripts" / "sample_browser.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    out = tmp_path / "results" / "samples.html"
+    cli.main(["--inputs", str(a), str(b), "--out", str(out), "--level", "3",
+              "--settings", json.dumps({"per_cell": 1, "seed": 1})])
+    page = out.read_text(encoding="utf-8")
+    assert "id='stage1'" in page and "id='rl_level2'" in page and "Level 2" not in page
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # atomic: no temp file left
