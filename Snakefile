@@ -26,4 +26,5 @@ rule all:
     input:
         all_figures(),
         "results/data/strings/leakage.json",
+        "results/analysis/samples.html",
     default_target: True

@@ -61,10 +61,6 @@ def generate_params(wildcards):
     return wf.generate_args(config, wildcards.split)
 
 
-def generate_excludes(wildcards):
-    return [f"results/data/strings/{s}.parquet" for s in wf.excluded_splits(config, wildcards.split)]
-
-
 def rollout_params(wildcards):
     return wf.sampling_settings(config, "rollout", wildcards.model, wildcards.split)
 
@@ -105,5 +101,13 @@ def metrics_params(wildcards):
     return wf.metrics_settings(config)
 
 
-def figure_params(wildcards, output):
-    return wf.figure_settings(config, Path(output.pdf).stem)
+def figure_params(wildcards):
+    return wf.figure_settings(config, wildcards.figure)
+
+
+def figure_inputs(wildcards):
+    return wf.figure_inputs(config, wildcards.figure)
+
+
+def browser_params(wildcards):
+    return wf.browser_settings(config)

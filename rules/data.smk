@@ -4,8 +4,6 @@
 
 
 rule generate_strings:
-    input:
-        exclude=generate_excludes,
     output:
         "results/data/strings/{split}.parquet",
     params:
@@ -22,7 +20,7 @@ rule generate_strings:
     conda:
         TORCH_ENV
     shell:
-        "generate_strings.py {params.args} --exclude {input.exclude} --out {output} > {log} 2>&1"
+        "generate_strings.py {params.args} --out {output} > {log} 2>&1"
 
 
 rule check_leakage:

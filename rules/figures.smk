@@ -1,24 +1,23 @@
-# Figures (paper Figs. 2, 3, 5): each a PDF plus a long-format CSV of exactly the plotted
-# numbers, with provenance columns. Plot settings live in config `figures:`; changing them
-# reruns only these rules.
+# Figures (paper Figs. 2, 3, 5, 6 and training dynamics): each a PDF plus a long-format CSV of
+# exactly the plotted numbers, with provenance columns. What a figure reads is decided by
+# fgx.workflow.figure_inputs; plot settings live in config `figures:`, and each figure receives
+# only the keys it reads, so changing one reruns only that figure.
 
 
-rule figure_passk_level_curve:
+rule figure:
     input:
-        expand("results/metrics/{model}/test.parquet", model=wf.passk_models(config)),
+        figure_inputs,
     output:
-        pdf=report(
-            "figures/passk_level_curve.pdf",
-            caption="../report/passk_level_curve.rst",
-            category="Figures",
-        ),
-        csv="figures/passk_level_curve.csv",
+        pdf=report("figures/{figure}.pdf", caption="../report/figure.rst", category="Figures"),
+        csv="figures/{figure}.csv",
+    wildcard_constraints:
+        figure="|".join(wf.FIGURES),
     params:
         settings=figure_params,
     log:
-        "logs/figures/passk_level_curve.log",
+        "logs/figure/{figure}.log",
     benchmark:
-        "results/benchmarks/figures/passk_level_curve.tsv"
+        "results/benchmarks/figure/{figure}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -27,26 +26,21 @@ rule figure_passk_level_curve:
     conda:
         TORCH_ENV
     shell:
-        "plot.py passk_level_curve --inputs {input} --settings {params.settings:q} "
+        "plot.py {wildcards.figure} --inputs {input} --settings {params.settings:q} "
         "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
 
 
-rule figure_rl_level_accuracy:
+rule sample_browser:
     input:
-        expand("results/rl/{run}/metrics.parquet", run=config["rl"]["runs"]),
+        expand("results/eval/{model}/test.parquet", model=wf.failure_mode_models(config)),
     output:
-        pdf=report(
-            "figures/rl_level_accuracy.pdf",
-            caption="../report/rl_level_accuracy.rst",
-            category="Figures",
-        ),
-        csv="figures/rl_level_accuracy.csv",
+        report("results/analysis/samples.html", caption="../report/samples.rst", category="Analysis"),
     params:
-        settings=figure_params,
+        settings=browser_params,
     log:
-        "logs/figures/rl_level_accuracy.log",
+        "logs/sample_browser/all.log",
     benchmark:
-        "results/benchmarks/figures/rl_level_accuracy.tsv"
+        "results/benchmarks/sample_browser/all.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -55,33 +49,4 @@ rule figure_rl_level_accuracy:
     conda:
         TORCH_ENV
     shell:
-        "plot.py rl_level_accuracy --inputs {input} --settings {params.settings:q} "
-        "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
-
-
-rule figure_rft_vs_rl:
-    input:
-        expand("results/metrics/{model}/test.parquet", model=wf.rft_vs_rl_models(config)),
-    output:
-        pdf=report(
-            "figures/rft_vs_rl.pdf",
-            caption="../report/rft_vs_rl.rst",
-            category="Figures",
-        ),
-        csv="figures/rft_vs_rl.csv",
-    params:
-        settings=figure_params,
-    log:
-        "logs/figures/rft_vs_rl.log",
-    benchmark:
-        "results/benchmarks/figures/rft_vs_rl.tsv"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-        gpu=0,
-    conda:
-        TORCH_ENV
-    shell:
-        "plot.py rft_vs_rl --inputs {input} --settings {params.settings:q} "
-        "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
+        "sample_browser.py --inputs {input} --settings {params.settings:q} --out {output} > {log} 2>&1"

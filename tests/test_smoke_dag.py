@@ -56,7 +56,7 @@ def modified_config(work, tmp_path, edit):
 
 
 def test_figures_and_tables(smoke_run):
-    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl"):
+    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics"):
         pdf, csv = smoke_run / f"figures/{name}.pdf", smoke_run / f"figures/{name}.csv"
         assert pdf.read_bytes()[:4] == b"%PDF"
         table = pd.read_csv(csv)
@@ -102,13 +102,14 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
     jobs = planned_jobs(smoke_run, changed)
     assert jobs.pop("rl") == 3 and jobs.pop("evaluate") == 3 and jobs.pop("metrics") == 3
-    assert set(jobs) <= {"figure_passk_level_curve", "figure_rl_level_accuracy", "figure_rft_vs_rl", "all"}
+    assert jobs.pop("figure") == 5 and jobs.pop("sample_browser") == 1
+    assert set(jobs) <= {"all"}
 
 
 def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["figures"].update(passk_ks=[1, 4]))
     jobs = planned_jobs(smoke_run, changed)
-    assert jobs == {"figure_passk_level_curve": 1, "all": 1}
+    assert jobs == {"figure": 1, "all": 1}
 
 
 def test_data_knob_reruns_from_generation(smoke_run, tmp_path):

@@ -335,3 +335,18 @@ def test_cli_bad_arguments(tmp_path, capsys):
     assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "1", "--num", "1",
                  "--seed", "0", "--out", str(tmp_path / "x.parquet")]) == 2
     assert "--min-level" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()
+
+
+def test_hash_partitions_make_splits_disjoint_without_reading_each_other():
+    from fgx.tasks.strings.generate import generate_problems
+
+    def codes(stage, split, partition, seed):
+        return {p.code for p in generate_problems(stage=stage, split=split, min_level=1, max_level=2, num=400,
+                                                  seed=seed, max_value_len=12, partition=partition)}
+
+    test, val, train = codes(2, "test", "test", 1), codes(2, "test", "val", 2), codes(2, "train", "train", 3)
+    assert test and val and train
+    assert not test & val and not test & train and not val & train
+    # without partitions the function-free expressions ("(x + x)", "x.upper()") do collide
+    plain_test, plain_train = codes(2, "test", "none", 1), codes(2, "train", "none", 3)
+    assert plain_test & plain_train

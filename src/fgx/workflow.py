@@ -14,7 +14,7 @@ import re
 from typing import Any, Mapping
 
 RL_RUNS = ("level1", "level2", "level1to2")
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl")
+FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 
 # Stage-2 train splits: (min level, max level) over the train functions.
@@ -85,21 +85,24 @@ def generate_args(config: Mapping, split: str) -> str:
             f"--num {spec['num']}", f"--seed {spec['seed']}", f"--style {spec['style']}"]
     if spec["max_value_len"]:
         args.append(f"--max-value-len {spec['max_value_len']}")
+    if split_partition(split) != "none":
+        args.append(f"--partition {split_partition(split)}")
     if spec.get("grammar"):
         args.append(f"--grammar {spec['grammar']}")
     return " ".join(args)
 
 
-def excluded_splits(config: Mapping, split: str) -> list[str]:
-    """Splits whose expressions ``split`` must not repeat: val avoids test; Stage-2 training
-    splits avoid both. Stage-1/pretrain data may share Level-1 expressions with the test set
-    (atomic skills are taught on all 25 functions by design; the leakage check reports them
-    as expected overlap)."""
-    if split == "val":
-        return ["test"]
+def split_partition(split: str) -> str:
+    """Hash partition of a split (fgx.tasks.strings.generate.in_partition): test, val and the
+    Stage-2 training splits never share an expression, and none of them reads another's file,
+    so regenerating the test set does not invalidate training. Stage-1/pretraining data may
+    share Level-1 expressions with the test set (atomic skills are taught on all 25 functions
+    by design; the leakage check reports them as expected overlap)."""
+    if split in ("test", "val"):
+        return split
     if split in TRAIN_SPLIT_LEVELS or split.startswith("level2_chunk"):
-        return ["test", "val"]
-    return []
+        return "train"
+    return "none"
 
 
 def training_splits(config: Mapping) -> list[str]:
@@ -194,7 +197,9 @@ def metrics_settings(config: Mapping) -> str:
 
 
 # which `figures:` keys each figure reads (so a plot knob reruns only its own figure)
-FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accuracy": (), "rft_vs_rl": ()}
+FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accuracy": (), "rft_vs_rl": (),
+               "failure_modes": ("failure_level",), "training_dynamics": (),
+               "countdown_transfer": ()}
 
 
 def figure_settings(config: Mapping, figure: str) -> str:
@@ -215,6 +220,30 @@ def passk_models(config: Mapping) -> list[str]:
 def rft_vs_rl_models(config: Mapping) -> list[str]:
     """Fig. 3: the Stage-1 base, every iterative-RFT iteration, and RL on Level 2."""
     return ["stage1", *rft_eval_models(config), *(["rl_level2"] if "level2" in config["rl"]["runs"] else [])]
+
+
+def failure_mode_models(config: Mapping) -> list[str]:
+    """Fig. 6: the Stage-1 base, the last iterative-RFT model, RL Level 1 and RL Level 2."""
+    wanted = ["stage1", f"rft_level2_iter{rft_iterations(config)}", "rl_level1", "rl_level2"]
+    return [m for m in wanted if not m.startswith("rl_") or m.removeprefix("rl_") in config["rl"]["runs"]]
+
+
+def figure_inputs(config: Mapping, figure: str) -> list[str]:
+    """The artifacts each figure reads."""
+    runs = config["rl"]["runs"]
+    if figure == "passk_level_curve":
+        return [f"results/metrics/{m}/test.parquet" for m in passk_models(config)]
+    if figure == "rft_vs_rl":
+        return [f"results/metrics/{m}/test.parquet" for m in rft_vs_rl_models(config)]
+    if figure in ("rl_level_accuracy", "training_dynamics"):
+        return [f"results/rl/{run}/metrics.parquet" for run in runs]
+    if figure == "failure_modes":
+        return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
+    raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
+
+
+def browser_settings(config: Mapping) -> str:
+    return dumps({"per_cell": 3, "seed": derive_seed(config["seed"], "browser")})
 
 
 def figure_targets(config: Mapping) -> list[str]:

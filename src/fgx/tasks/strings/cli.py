@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--grammar", choices=["upstream", "builtins"], default="upstream",
                    help="upstream: the paper's expressions; builtins: str methods and + only "
                         "(the tiny model's pretraining prior for step-by-step evaluation)")
+    g.add_argument("--partition", choices=["none", "train", "test", "val"], default="none",
+                   help="keep only expressions of this hash partition: train, test and val sets "
+                        "never share an expression, without reading each other's files")
     return p
 
 
@@ -66,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
-                      exclude=exclude, progress=True, grammar=args.grammar)
+                      exclude=exclude, progress=True, grammar=args.grammar,
+                      partition=args.partition)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

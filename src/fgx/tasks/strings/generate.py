@@ -11,6 +11,7 @@ that must not be generated (e.g. another split's), and the compact rendering.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import random
@@ -125,6 +126,28 @@ class BuiltinSampler(ExprSampler):
 
 
 GRAMMARS = ("upstream", "builtins")
+PARTITIONS = ("none", "train", "test", "val")
+
+
+def _bucket(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
+def in_partition(e: Expr, key: str, partition: str) -> bool:
+    """Disjoint splits without reading each other's files (so regenerating one split never
+    invalidates another): expressions are assigned by a hash of their code. ``val`` takes
+    hash % 8 == 0, ``test`` the rest; expressions that call no custom function (the only
+    ones the train and eval function sets can share) go to train when the hash is odd and to
+    test/val when it is even. ``none`` (Stage 1, pretraining) takes everything."""
+    if partition == "none":
+        return True
+    h = _bucket(key)
+    shared = not functions_used(e)
+    if partition == "train":
+        return not (shared and h % 2 == 0)
+    if shared and h % 2 == 1:
+        return False
+    return (h % 8 == 0) if partition == "val" else (h % 8 != 0)
 
 
 def random_input(rng: random.Random, min_len: int = 3, max_len: int = 10) -> str:
@@ -151,7 +174,7 @@ def _per_level(num: int, levels: list[int]) -> list[int]:
 def generate_problems(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
-                      progress: bool = False, grammar: str = "upstream") -> list[Problem]:
+                      progress: bool = False, grammar: str = "upstream", partition: str = "none") -> list[Problem]:
     """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
@@ -165,6 +188,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"num must be >= 0, got {num}")
     if max_value_len is not None and max_value_len < 3:
         raise ValueError(f"max_value_len must be >= 3 (inputs have 3..10 letters), got {max_value_len}")
+    if partition not in PARTITIONS:
+        raise ValueError(f"unknown partition {partition!r}: use one of {', '.join(PARTITIONS)}")
     if grammar not in GRAMMARS:
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if grammar == "builtins":
@@ -208,7 +233,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
             if x is None:
                 continue
             key = render_code(e)
-            if key in seen:
+            if key in seen or not in_partition(e, key, partition):
                 continue
             seen.add(key)
             out.append(Problem(e, x, output, level))
@@ -273,7 +298,8 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int) -> d
 
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
-             exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream"):
+             exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
+             partition: str = "none"):
     """Generate a verl-schema DataFrame (one row per problem)."""
     import pandas as pd
 
@@ -281,6 +307,6 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
-                                 exclude=exclude, progress=progress, grammar=grammar)
+                                 exclude=exclude, progress=progress, grammar=grammar, partition=partition)
     rows = [make_row(p, stage=stage, split=split, style=style, index=i) for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
