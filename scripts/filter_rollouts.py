@@ -20,7 +20,7 @@ def main(argv=None):
     from fgx.algos.rft import filter_rollouts
     from fgx.io import write_parquet
 
-    kept = filter_rollouts(pd.read_parquet(args.rollouts), **args.settings)
+    kept = filter_rollouts(pd.read_parquet(args.rollouts), source=args.rollouts, **args.settings)
     write_parquet(kept, args.out, settings=args.settings)
     print(f"kept {len(kept)} responses from {args.rollouts}")
 

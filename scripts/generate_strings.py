@@ -8,7 +8,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from
 
 
 def main(argv=None):
-    from fgx.tasks.strings import main as strings_main
+    from fgx.tasks.strings.cli import main as strings_main
 
     return strings_main(["generate", *(sys.argv[1:] if argv is None else argv)])
 

@@ -15,9 +15,9 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="output Hugging Face model directory")
     args = p.parse_args(argv)
     setup_logging()
-    from fgx.engines import get_engine
+    from fgx.stages import engine_for
 
-    get_engine(args.settings.get("engine", "torch")).pretrain(args.data, args.out, args.settings)
+    engine_for(args.settings).pretrain(args.data, args.out, args.settings)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,9 @@ def main(argv=None):
     p.add_argument("--work-dir", required=True, help="resumable checkpoints live here")
     args = p.parse_args(argv)
     setup_logging()
-    from fgx.engines import get_engine
+    from fgx.stages import engine_for
 
-    get_engine(args.settings.get("engine", "torch")).rl(
+    engine_for(args.settings).rl(
         args.model, args.train, args.val, args.out, args.metrics, args.settings, work_dir=args.work_dir)
 
 

@@ -170,7 +170,7 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
 
 
 def filter_settings(config: Mapping, split: str) -> str:
-    f = dict(config["stage1"]["filter"]) if split == "stage1" else {"drop_all_correct": False, "max_per_prompt": 1}
+    f = dict(config["stage1"]["filter"]) if split == "stage1" else {"drop_all_solved": False, "max_per_prompt": 1}
     return dumps(f)
 
 
