@@ -13,8 +13,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-COPY_IGNORE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "results", "logs", "__pycache__",
-                                     "*.egg-info", ".pytest_cache", "figures")
+ANYWHERE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "__pycache__", "*.egg-info", ".pytest_cache")
+
+
+def COPY_IGNORE(directory, names):
+    """Skip environments and caches everywhere, and the run outputs at the top level only."""
+    skip = set(ANYWHERE(directory, names))
+    if Path(directory) == ROOT:
+        skip |= {"results", "logs", "figures", "report.html"} & set(names)
+    return skip
 
 pytestmark = pytest.mark.slow
 

@@ -57,7 +57,7 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     if split == "pretrain":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"])
     elif split == "pretrain_prior":
-        spec = dict(stage=2, split="train", min_level=2, max_level=4,
+        spec = dict(stage=2, split="train", min_level=2, max_level=3,
                     num=data["pretrain_prior_problems"], grammar="builtins")
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
@@ -154,7 +154,7 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
         sampling = {"n": s["n"], "temperature": s.get("temperature", 1.0),
                     "max_new_tokens": s.get("max_new_tokens", 256)}
     elif split == "pretrain_prior":
-        spec = dict(stage=2, split="train", min_level=2, max_level=4,
+        spec = dict(stage=2, split="train", min_level=2, max_level=3,
                     num=data["pretrain_prior_problems"], grammar="builtins")
     elif split == "stage1":
         sampling = dict(config["stage1"]["rollout"])
