@@ -1,0 +1,121 @@
+"""GRPO step time: fgx's torch engine vs TRL's GRPOTrainer on the same work.
+
+Same tiny Llama (random init), same prompts, group size, prompts per step, max completion
+length, temperature, clip range, token-mean loss, no KL, one optimizer step per batch; reward =
+"the completion starts with a lowercase letter". fgx runs without dynamic sampling and without
+validation so both do exactly one generation batch + one update per step. The first step of each
+is a warm-up and is not timed; each side's best step time is compared (the machine is shared, and
+noise only ever adds time). Last line: ``grpo_step_vs_trl: N.NNx`` (TRL s/step / fgx s/step).
+
+    flock /tmp/fgx-cpu.lock python benchmarks/grpo_step.py [--steps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def toy_score(data_source, solution_str, ground_truth, extra_info=None):
+    ok = len(solution_str) > 0 and solution_str[0] in ground_truth
+    return {"score": float(ok), "acc": ok, "pred": solution_str[:1]}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=4, help="timed steps (after one warm-up step)")
+    ap.add_argument("--prompts-per-step", type=int, default=16)
+    ap.add_argument("--group-size", type=int, default=8)
+    ap.add_argument("--max-new-tokens", type=int, default=64)
+    ap.add_argument("--model", default=None, help="JSON model settings (default: the tiny default)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--skip-trl", action="store_true")
+    args = ap.parse_args(argv)
+
+    import pandas as pd
+    import torch
+
+    from fgx.engines.torch.model import build_model, n_params, save_checkpoint
+    from fgx.engines.torch.tokenizer import build_char_tokenizer
+    from fgx.engines.torch.trainer import rl
+
+    torch.set_num_threads(args.threads)
+    work = Path(tempfile.mkdtemp(prefix="fgx-grpo-bench-"))
+    tok = build_char_tokenizer()
+    model = build_model(json.loads(args.model) if args.model else {}, tok, seed=0)
+    save_checkpoint(model, tok, work / "base")
+    print(f"model params={n_params(model):,}  work dir {work}")
+    n_prompts = args.prompts_per_step * (args.steps + 1)
+    prompts = [f"q{i:04d}\n" for i in range(n_prompts)]
+    rows = pd.DataFrame({
+        "data_source": ["toy"] * n_prompts,
+        "prompt": [[{"role": "user", "content": p}] for p in prompts],
+        "ability": ["toy"] * n_prompts,
+        "reward_model": [{"style": "rule", "ground_truth": LETTERS}] * n_prompts,
+        "extra_info": [{"depth": 1, "index": i, "split": "train"} for i in range(n_prompts)],
+    })
+    rows.to_parquet(work / "train.parquet")
+    B = args.prompts_per_step * args.group_size
+    lr = 1e-5
+
+    # ------------------------------------------------------------------ fgx
+    settings = dict(total_steps=args.steps + 1, train_batch_size=args.prompts_per_step, n=args.group_size,
+                    max_new_tokens=args.max_new_tokens, temperature=1.0, top_p=1.0, lr=lr,
+                    clip_low=0.2, clip_high=0.28, loss_agg_mode="token-mean", kl_coef=0.0,
+                    dynamic_sampling=False, val_before_train=False, val_every=0, save_every=0,
+                    sampler_batch_size=B, threads=args.threads, progress=False)
+    res = rl(work / "base", work / "train.parquet", None, work / "fgx", work / "fgx_metrics.parquet", settings,
+             score_fn=toy_score)
+    m = res["metrics"]
+    times = m[m.metric == "step_time_s"].sort_values("step")["value"].tolist()[1:]
+    fgx_s = min(times)
+    print(f"fgx: best {fgx_s:.2f} s/step, median {sorted(times)[len(times) // 2]:.2f} over {len(times)} steps "
+          f"({[round(x, 2) for x in times]})", flush=True)
+    if args.skip_trl:
+        return
+
+    # ------------------------------------------------------------------ TRL
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    def reward_fn(prompts, completions, **kw):
+        return [float(len(c) > 0 and c[0] in LETTERS) for c in completions]
+
+    class Timer(TrainerCallback):
+        def __init__(self):
+            self.t = [time.perf_counter()]
+
+        def on_step_end(self, *a, **k):
+            self.t.append(time.perf_counter())
+
+    cfg = GRPOConfig(
+        output_dir=str(work / "trl"), per_device_train_batch_size=B, gradient_accumulation_steps=1,
+        num_generations=args.group_size, generation_batch_size=B, max_completion_length=args.max_new_tokens,
+        temperature=1.0, top_p=1.0, top_k=0, learning_rate=lr, beta=0.0, epsilon=0.2, epsilon_high=0.28,
+        loss_type="dapo", scale_rewards="group", max_steps=args.steps + 1, num_iterations=1, use_cpu=True,
+        bf16=False, logging_steps=1, report_to="none", save_strategy="no", disable_dropout=True, seed=0,
+        shuffle_dataset=False, max_grad_norm=1.0, dataloader_num_workers=0,
+    )
+    trl_model = AutoModelForCausalLM.from_pretrained(work / "base")
+    trl_tok = AutoTokenizer.from_pretrained(work / "base")
+    timer = Timer()
+    trainer = GRPOTrainer(model=trl_model, reward_funcs=[reward_fn], args=cfg,
+                          train_dataset=Dataset.from_dict({"prompt": prompts}), processing_class=trl_tok,
+                          callbacks=[timer])
+    torch.set_num_threads(args.threads)
+    trainer.train()
+    steps = [b - a for a, b in zip(timer.t[:-1], timer.t[1:])][1:]
+    trl_s = min(steps)
+    print(f"trl: best {trl_s:.2f} s/step, median {sorted(steps)[len(steps) // 2]:.2f} over {len(steps)} steps "
+          f"({[round(x, 2) for x in steps]})")
+    print(f"grpo_step_vs_trl: {trl_s / fgx_s:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
