@@ -3,13 +3,13 @@
 #
 #   bash scripts/ray_slurm.sh -- python -m verl.trainer.main_ppo trainer.nnodes=2 ...
 #
-# The verl engine calls this for the RL rule when SLURM_JOB_NUM_NODES > 1 (verl's "Ray on
+# The verl engine calls this for the RL rule when its allocation has several nodes (verl's "Ray on
 # SLURM" recipe): the Ray head runs here, on the allocation's first node; one Ray worker per
 # other node is started with `srun --overlap` (a step inside the same allocation); the command
 # then joins the cluster through RAY_ADDRESS (verl's ray.init() connects to it). With one node
 # the command simply runs (verl starts its own local Ray).
 #
-# Environment: SLURM_JOB_NODELIST / SLURM_JOB_NUM_NODES (SLURM), FGX_GPUS_PER_NODE (GPUs per
+# Environment: SLURM_JOB_ID (the allocation, looked up with squeue), FGX_GPUS_PER_NODE (GPUs per
 # node, default: this node's CUDA_VISIBLE_DEVICES count), FGX_RAY_PORT (default 6379 +
 # SLURM_JOB_ID % 1000, so two jobs sharing a node do not collide), FGX_RAY_WAIT_S (60).
 # Everything it starts is stopped by PID on exit.
@@ -18,13 +18,21 @@ set -euo pipefail
 [ "${1:-}" = "--" ] && shift
 [ $# -gt 0 ] || { echo "usage: $0 -- COMMAND [ARGS...]" >&2; exit 2; }
 
+# The allocation's nodes, asked of SLURM: inside a job step (Snakemake's jobstep runs each job
+# under `srun -n1`) SLURM_JOB_NODELIST / SLURM_JOB_NUM_NODES describe the step, not the job.
 nnodes=${SLURM_JOB_NUM_NODES:-1}
+nodelist=${SLURM_JOB_NODELIST:-}
+if [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue >/dev/null; then
+  if info=$(squeue -h -j "$SLURM_JOB_ID" -o "%D %N" 2>/dev/null) && [ -n "$info" ]; then
+    read -r nnodes nodelist <<<"$info"
+  fi
+fi
 if [ "$nnodes" -le 1 ]; then
   exec "$@"
 fi
 
 command -v ray >/dev/null || { echo "ray_slurm.sh: 'ray' is not on PATH (activate the verl env)" >&2; exit 2; }
-mapfile -t nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+mapfile -t nodes < <(scontrol show hostnames "$nodelist")
 head_node=${nodes[0]}
 this_node=$(hostname -s)
 if [ "$this_node" != "${head_node%%.*}" ]; then

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Stop the SLURM daemons .ci/slurm-up.sh started, by the PIDs in their PID files, and wait until
+# they are gone. munged and mariadb are left running (shared services, cheap to keep).
+BASE=${BASE:-/tmp/fgx-slurm}
+status=0
+for f in "$BASE"/run/slurmd-*.pid "$BASE/run/slurmctld.pid" "$BASE/run/slurmdbd.pid"; do
+  [ -s "$f" ] || continue
+  pid=$(cat "$f")
+  kill "$pid" 2>/dev/null || { rm -f "$f"; continue; }
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid" 2>/dev/null   # slurmd ignores TERM while it retries registration
+    sleep 0.2
+  fi
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "could not stop $(basename "$f" .pid) (pid $pid)" >&2; status=1
+  else
+    echo "stopped $(basename "$f" .pid) (pid $pid)"; rm -f "$f"
+  fi
+done
+exit $status

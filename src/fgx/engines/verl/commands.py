@@ -1,0 +1,357 @@
+"""Pure builders of every command the verl engine runs: argv lists from the job's settings.
+
+Nothing here imports verl, vLLM or torch, touches the file system or reads the environment: the
+same settings give the same argv, and tests/test_verl_commands.py composes every Hydra override
+list below against verl's own config (``ppo_trainer`` / ``sft_trainer_engine``) in struct mode, so
+a misspelt or stale key fails CI instead of hour 3 of a GPU job.
+
+Settings (the JSON each job receives, see fgx.workflow) carry the science keys (``lr``,
+``group_size``, ``max_new_tokens`` ...) and the config's ``verl:`` section under ``settings["verl"]``
+(machine knobs: token budgets, offloading, memory fractions; see config.paper.yaml). Defaults for
+every ``verl:`` knob live in :data:`VERL_DEFAULTS`.
+
+verl 0.9 facts these builders rely on (checked against verl 0.9.1's yaml files by the tests):
+
+* RL is ``python -m verl.trainer.main_ppo`` (Hydra config ``ppo_trainer``, V1 trainer). Token-level
+  loss is ``actor_rollout_ref.actor.loss_agg_mode=token-mean``; dynamic sampling is
+  ``algorithm.filter_groups`` (the V1 replay buffer refills filtered groups prompt by prompt, with
+  at most ``max_inflight_gen_batches`` train batches in flight; ``max_num_gen_batches`` is recorded
+  but ignored by the V1 trainer); the overlong penalty is the ``dapo`` reward manager with
+  ``+reward.reward_kwargs.overlong_buffer_cfg.*`` (keys verl expects to be added with ``+``).
+* The custom reward is ``reward.custom_reward_function.{path,name}`` (the legacy top-level
+  ``custom_reward_function`` is only migrated there).
+* SFT is ``torchrun -m verl.trainer.sft_trainer`` (Hydra config ``sft_trainer_engine``) on a
+  ``messages`` column; loss on assistant turns only.
+* Checkpoints merge with ``python -m verl.model_merger merge --backend fsdp``.
+* Metrics: ``trainer.logger=[console,file]``; the file logger writes one JSON object per step
+  (``{"step": s, "data": {...}}``) to ``$VERL_FILE_LOGGER_PATH``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Mapping, Sequence
+
+PPO_CONFIG = "ppo_trainer"
+SFT_CONFIG = "sft_trainer_engine"
+PPO_MODULE = "verl.trainer.main_ppo"
+SFT_MODULE = "verl.trainer.sft_trainer"
+MERGE_MODULE = "verl.model_merger"
+SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
+
+# fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
+# "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
+ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
+
+VERL_DEFAULTS: dict[str, Any] = {
+    "n_gpus_per_node": 8,            # used only when the job cannot count its GPUs
+    "max_prompt_length": 1024,       # prompt tokens (longer prompts are dropped from RL data)
+    "gpu_memory_utilization": 0.8,   # vLLM's share of GPU memory during RL rollouts
+    "enforce_eager": False,          # vLLM without CUDA graphs
+    "attn_implementation": "flash_attention_2",  # training attention; "sdpa" runs without flash-attn (slower:
+                                                 # padded batches, since packing needs flash attention)
+    "ppo_max_token_len_per_gpu": 17408,       # actor update token budget per GPU (dynamic bsz)
+    "log_prob_max_token_len_per_gpu": 34816,  # log-prob recompute token budget per GPU
+    "param_offload": True,           # FSDP parameter offload (actor, ref)
+    "optimizer_offload": True,       # FSDP optimizer-state offload
+    "gen_batch_size": None,          # prompts per generation batch (dynamic sampling); None = 2 x batch
+    "filter_groups_metric": "reward",  # group filter: "reward" = score + overlong penalty (upstream's seq_reward)
+    "overlong_penalty_factor": 1.0,  # DAPO overlong penalty at the last token
+    "val_temperature": 0.0,          # held-out accuracy during RL: 0 = greedy
+    "val_n": 1,
+    "max_actor_ckpt_to_keep": 1,     # resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)
+    "logger": ["console", "file"],
+    "project_name": "fgx",
+    "ppo_overrides": [],             # extra Hydra overrides appended verbatim (checked by the tests)
+    "sft": {
+        "max_length": 9216,          # prompt + response tokens per example
+        "truncation": "right",
+        "micro_batch_size_per_gpu": 1,
+        "max_token_len_per_gpu": 18432,
+        "use_dynamic_bsz": True,
+        "warmup_steps_ratio": 0.0,
+        "overrides": [],
+    },
+    "sample": {
+        "gpu_memory_utilization": 0.9,
+        "max_model_len": None,       # None = verl.max_prompt_length + max_new_tokens
+        "chunk_prompts": 256,        # prompts per resumable chunk file
+        "enforce_eager": False,
+    },
+}
+
+
+class SettingsError(ValueError):
+    """A setting the verl engine needs is missing or out of range."""
+
+
+def verl_settings(settings: Mapping) -> dict:
+    """``settings["verl"]`` merged over :data:`VERL_DEFAULTS` (nested dicts merged one level)."""
+    user = dict(settings.get("verl") or {})
+    merged = copy.deepcopy(VERL_DEFAULTS)
+    unknown = sorted(set(user) - set(merged) - {"python", "conda_env"})
+    if unknown:
+        raise SettingsError(f"config key 'verl': unknown key(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(sorted(merged))}")
+    for key, value in user.items():
+        if isinstance(merged.get(key), dict) and isinstance(value, Mapping):
+            bad = sorted(set(value) - set(merged[key]))
+            if bad:
+                raise SettingsError(f"config key 'verl.{key}': unknown key(s) {', '.join(bad)}; "
+                                    f"known: {', '.join(sorted(merged[key]))}")
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _need(settings: Mapping, *keys: str) -> None:
+    missing = [k for k in keys if settings.get(k) is None]
+    if missing:
+        raise SettingsError(f"verl engine: settings lack {', '.join(missing)} (set them in the config)")
+
+
+# ----------------------------------------------------------------------------- Hydra values
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
+
+
+def hydra_value(value: Any) -> str:
+    """A Python value written in Hydra's override grammar (strings quoted unless plain)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in ("null", "true", "false", "none") and not _is_number(text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _listify(x) -> list:
+    return [x] if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__") else list(x)
+
+
+def _ov(key: str, value: Any) -> str:
+    return f"{key}={hydra_value(value)}"
+
+
+def _attention_overrides(prefix: str, v: Mapping) -> list[str]:
+    """Sequence packing (remove padding) with flash attention, or padded batches with SDPA."""
+    impl = v["attn_implementation"]
+    if impl not in ("flash_attention_2", "sdpa"):
+        raise SettingsError(f"verl.attn_implementation {impl!r}: use flash_attention_2 or sdpa")
+    if impl == "flash_attention_2":
+        return [_ov(f"{prefix}.use_remove_padding", True)]
+    # override_config is a free-form dict in verl's config: new keys are added with '+'
+    return [_ov(f"{prefix}.use_remove_padding", False),
+            _ov(f"+{prefix}.override_config.attn_implementation", "sdpa")]
+
+
+# ----------------------------------------------------------------------------- RL (GRPO)
+def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[str] | str,
+                  val_files: Sequence[str] | str, checkpoint_dir: str, experiment_name: str,
+                  reward_path: str, n_gpus_per_node: int, nnodes: int = 1,
+                  ray_num_cpus: int | None = None) -> list[str]:
+    """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2)."""
+    _need(settings, "steps", "batch_size", "group_size", "lr", "max_new_tokens")
+    v = verl_settings(settings)
+    algo = settings.get("algorithm", "grpo")
+    if algo not in ADV_ESTIMATORS:
+        raise SettingsError(f"rl.algorithm {algo!r}: the verl engine knows {', '.join(ADV_ESTIMATORS)}")
+    estimator, norm_by_std = ADV_ESTIMATORS[algo]
+    bsz, n = int(settings["batch_size"]), int(settings["group_size"])
+    max_new = int(settings["max_new_tokens"])
+    kl = float(settings.get("kl_coef", 0.0) or 0.0)
+    tp = int(settings.get("tensor_parallel_size") or 1)
+    gen_bsz = int(v["gen_batch_size"] or 2 * bsz)
+    o = [
+        _ov("algorithm.adv_estimator", estimator),
+        _ov("algorithm.norm_adv_by_std_in_grpo", norm_by_std),
+        _ov("algorithm.use_kl_in_reward", False),
+        _ov("algorithm.kl_ctrl.kl_coef", 0.0),
+        # data
+        _ov("data.train_files", _listify(train_files)),
+        _ov("data.val_files", _listify(val_files)),
+        _ov("data.prompt_key", "prompt"),
+        _ov("data.train_batch_size", bsz),
+        _ov("data.gen_batch_size", gen_bsz),
+        _ov("data.max_prompt_length", int(v["max_prompt_length"])),
+        _ov("data.max_response_length", max_new),
+        _ov("data.filter_overlong_prompts", True),
+        _ov("data.truncation", "error"),
+        _ov("data.shuffle", True),
+        _ov("data.seed", int(settings.get("seed", 0))),
+        # model
+        _ov("actor_rollout_ref.model.path", model_dir),
+        *_attention_overrides("actor_rollout_ref.model", v),
+        _ov("actor_rollout_ref.model.enable_gradient_checkpointing", True),
+        # actor: one update per step (mini-batch = batch), token-mean loss, symmetric clip
+        _ov("actor_rollout_ref.actor.optim.lr", float(settings["lr"])),
+        _ov("actor_rollout_ref.actor.ppo_mini_batch_size", bsz),
+        _ov("actor_rollout_ref.actor.ppo_epochs", 1),
+        _ov("actor_rollout_ref.actor.clip_ratio_low", float(settings.get("clip_low", 0.2))),
+        _ov("actor_rollout_ref.actor.clip_ratio_high", float(settings.get("clip_high", 0.2))),
+        _ov("actor_rollout_ref.actor.loss_agg_mode", settings.get("loss_agg_mode", "token-mean")),
+        _ov("actor_rollout_ref.actor.entropy_coeff", float(settings.get("entropy_coef", 0.0) or 0.0)),
+        _ov("actor_rollout_ref.actor.use_kl_loss", kl > 0),
+        _ov("actor_rollout_ref.actor.kl_loss_coef", kl),
+        _ov("actor_rollout_ref.actor.kl_loss_type", "low_var_kl"),
+        _ov("actor_rollout_ref.actor.use_dynamic_bsz", True),
+        _ov("actor_rollout_ref.actor.ppo_max_token_len_per_gpu", int(v["ppo_max_token_len_per_gpu"])),
+        _ov("actor_rollout_ref.actor.fsdp_config.param_offload", bool(v["param_offload"])),
+        _ov("actor_rollout_ref.actor.fsdp_config.optimizer_offload", bool(v["optimizer_offload"])),
+        _ov("actor_rollout_ref.actor.checkpoint.save_contents", ["model", "optimizer", "extra"]),
+        # rollout: vLLM
+        _ov("actor_rollout_ref.rollout.name", "vllm"),
+        _ov("actor_rollout_ref.rollout.n", n),
+        _ov("actor_rollout_ref.rollout.temperature", float(settings.get("temperature", 1.0))),
+        _ov("actor_rollout_ref.rollout.top_p", 1.0),
+        _ov("actor_rollout_ref.rollout.top_k", -1),
+        _ov("actor_rollout_ref.rollout.tensor_model_parallel_size", tp),
+        _ov("actor_rollout_ref.rollout.gpu_memory_utilization", float(v["gpu_memory_utilization"])),
+        _ov("actor_rollout_ref.rollout.enforce_eager", bool(v["enforce_eager"])),
+        _ov("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", True),
+        _ov("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
+        _ov("actor_rollout_ref.rollout.seed", int(settings.get("seed", 0))),
+        _ov("actor_rollout_ref.rollout.val_kwargs.do_sample", float(v["val_temperature"]) > 0),
+        _ov("actor_rollout_ref.rollout.val_kwargs.temperature", float(v["val_temperature"])),
+        _ov("actor_rollout_ref.rollout.val_kwargs.n", int(v["val_n"])),
+        _ov("actor_rollout_ref.ref.log_prob_use_dynamic_bsz", True),
+        _ov("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
+        _ov("actor_rollout_ref.ref.fsdp_config.param_offload", True),
+        # reward: fgx's compute_score through the DAPO manager (overlong penalty)
+        _ov("reward.custom_reward_function.path", reward_path),
+        _ov("reward.custom_reward_function.name", "compute_score"),
+        _ov("reward.reward_manager.name", "dapo"),
+    ]
+    buffer = int(settings.get("overlong_buffer", 0) or 0)
+    if buffer >= max_new:
+        raise SettingsError(f"rl.overlong_buffer ({buffer}) must be smaller than rl.max_new_tokens ({max_new})")
+    o += [
+        _ov("+reward.reward_kwargs.overlong_buffer_cfg.enable", buffer > 0),
+        _ov("+reward.reward_kwargs.overlong_buffer_cfg.len", max(buffer, 1)),
+        _ov("+reward.reward_kwargs.overlong_buffer_cfg.penalty_factor", float(v["overlong_penalty_factor"])),
+        _ov("+reward.reward_kwargs.overlong_buffer_cfg.log", True),
+        _ov("+reward.reward_kwargs.max_resp_len", max_new),
+    ]
+    # dynamic sampling (DAPO group filter)
+    dyn = bool(settings.get("dynamic_sampling", False))
+    o += [
+        _ov("algorithm.filter_groups.enable", dyn),
+        _ov("algorithm.filter_groups.metric", v["filter_groups_metric"]),
+        _ov("algorithm.filter_groups.max_num_gen_batches", int(settings.get("max_generation_batches", 0) or 0)),
+        _ov("algorithm.filter_groups.max_inflight_gen_batches", max(1, gen_bsz // bsz)),
+    ]
+    # trainer
+    o += [
+        _ov("trainer.total_training_steps", int(settings["steps"])),
+        _ov("trainer.total_epochs", 1000),  # steps bound the run; epochs only need to be large enough
+        _ov("trainer.test_freq", int(settings.get("eval_every", 10))),
+        _ov("trainer.save_freq", int(settings.get("save_every", 25))),
+        _ov("trainer.val_before_train", True),
+        _ov("trainer.critic_warmup", 0),
+        _ov("trainer.logger", list(v["logger"])),
+        _ov("trainer.project_name", v["project_name"]),
+        _ov("trainer.experiment_name", experiment_name),
+        _ov("trainer.default_local_dir", checkpoint_dir),
+        _ov("trainer.resume_mode", "auto"),
+        _ov("trainer.max_actor_ckpt_to_keep", int(v["max_actor_ckpt_to_keep"])),
+        _ov("trainer.n_gpus_per_node", int(n_gpus_per_node)),
+        _ov("trainer.nnodes", int(nnodes)),
+    ]
+    if ray_num_cpus:
+        o.append(_ov("ray_kwargs.ray_init.num_cpus", int(ray_num_cpus)))
+    return o + [str(x) for x in v["ppo_overrides"]]
+
+
+def ppo_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[str]:
+    """argv of one RL run: ``python -m verl.trainer.main_ppo <overrides>`` (see :func:`ppo_overrides`)."""
+    return [python, "-m", PPO_MODULE, *ppo_overrides(settings, **kwargs)]
+
+
+# ----------------------------------------------------------------------------- SFT (RFT)
+def sft_overrides(settings: Mapping, *, model_dir: str, train_file: str, checkpoint_dir: str,
+                  experiment_name: str, n_gpus_per_node: int) -> list[str]:
+    """Hydra overrides of ``verl.trainer.sft_trainer`` for one rejection-fine-tuning model."""
+    _need(settings, "epochs", "batch_size", "lr")
+    s = verl_settings(settings)["sft"]
+    v = verl_settings(settings)
+    return [
+        _ov("data.train_files", train_file),
+        _ov("data.val_files", None),
+        _ov("data.messages_key", "messages"),
+        _ov("data.train_batch_size", int(settings["batch_size"])),
+        _ov("data.micro_batch_size_per_gpu", int(s["micro_batch_size_per_gpu"])),
+        _ov("data.use_dynamic_bsz", bool(s["use_dynamic_bsz"])),
+        _ov("data.max_token_len_per_gpu", int(s["max_token_len_per_gpu"])),
+        _ov("data.max_length", int(settings.get("max_length") or s["max_length"])),
+        _ov("data.truncation", s["truncation"]),
+        _ov("model.path", model_dir),
+        _ov("model.enable_gradient_checkpointing", True),
+        *_attention_overrides("model", v),
+        _ov("optim.lr", float(settings["lr"])),
+        _ov("optim.lr_warmup_steps_ratio", float(s["warmup_steps_ratio"])),
+        _ov("trainer.total_epochs", int(settings["epochs"])),
+        _ov("trainer.seed", int(settings.get("seed", 0))),
+        _ov("trainer.logger", list(v["logger"])),
+        _ov("trainer.project_name", v["project_name"]),
+        _ov("trainer.experiment_name", experiment_name),
+        _ov("trainer.default_local_dir", checkpoint_dir),
+        _ov("trainer.resume_mode", "auto"),
+        _ov("trainer.save_freq", "after_each_epoch"),
+        _ov("trainer.max_ckpt_to_keep", 1),
+        _ov("trainer.n_gpus_per_node", int(n_gpus_per_node)),
+        _ov("trainer.nnodes", 1),
+        *[str(x) for x in s["overrides"]],
+    ]
+
+
+def sft_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[str]:
+    """argv of one SFT run: ``torchrun --standalone ... -m verl.trainer.sft_trainer <overrides>``."""
+    n = int(kwargs["n_gpus_per_node"])
+    return [python, "-m", "torch.distributed.run", "--standalone", "--nnodes=1", f"--nproc_per_node={n}",
+            "-m", SFT_MODULE, *sft_overrides(settings, **kwargs)]
+
+
+# ----------------------------------------------------------------------------- merge / sample
+def merge_command(*, checkpoint_dir: str, target_dir: str, python: str = "python") -> list[str]:
+    """argv merging one FSDP checkpoint directory into a Hugging Face model directory."""
+    return [python, "-m", MERGE_MODULE, "merge", "--backend", "fsdp",
+            "--local_dir", str(checkpoint_dir), "--target_dir", str(target_dir)]
+
+
+def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_dir: str,
+                    shard: int = 0, num_shards: int = 1, python: str = "python") -> list[str]:
+    """argv of one vLLM sampling shard (``python -m fgx.engines.verl.vllm_sample``)."""
+    _need(settings, "n", "max_new_tokens")
+    v = verl_settings(settings)
+    s = v["sample"]
+    max_model_len = s["max_model_len"] or int(v["max_prompt_length"]) + int(settings["max_new_tokens"])
+    argv = [python, "-m", SAMPLE_MODULE,
+            "--model", str(model_dir), "--data", str(data_path), "--out-dir", str(out_dir),
+            "--shard", str(shard), "--num-shards", str(num_shards),
+            "--n", str(int(settings["n"])),
+            "--temperature", repr(float(settings.get("temperature", 1.0))),
+            "--top-p", repr(float(settings.get("top_p", 1.0))),
+            "--max-tokens", str(int(settings["max_new_tokens"])),
+            "--seed", str(int(settings.get("seed", 0))),
+            "--tensor-parallel-size", str(int(settings.get("tensor_parallel_size") or 1)),
+            "--gpu-memory-utilization", repr(float(s["gpu_memory_utilization"])),
+            "--chunk-prompts", str(int(s["chunk_prompts"])),
+            "--max-model-len", str(int(max_model_len))]
+    if s["enforce_eager"]:
+        argv.append("--enforce-eager")
+    return argv

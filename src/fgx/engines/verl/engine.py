@@ -1,0 +1,406 @@
+"""The verl engine: vLLM sampling, verl SFT and verl GRPO behind the torch engine's interface.
+
+Every method writes exactly what the torch engine writes (architecture.md): rollout / eval
+parquet (input rows + responses, scores, correct, response_tokens, level, n_correct), Hugging
+Face model directories (merged from verl's FSDP checkpoints inside the job, written atomically)
+and the RL metrics parquet (``step, metric, level, value``).
+
+Commands come from :mod:`fgx.engines.verl.commands` (pure, tested against verl's Hydra config)
+and run as subprocesses whose output goes to the job's log. Resuming: each job keeps a work
+directory (RL: the rule's ``--work-dir``; SFT / sampling: a hidden sibling of the output) holding
+verl checkpoints or finished sampling chunks plus a fingerprint of the job's inputs and settings;
+a rerun with the same fingerprint continues from there, a changed one starts clean.
+
+GPUs: the job uses the GPUs it can see (``CUDA_VISIBLE_DEVICES``, as SLURM sets it) and, when
+its SLURM allocation has several nodes, starts a Ray cluster over the allocation with
+``scripts/ray_slurm.sh`` before ``verl.trainer.main_ppo`` (which then joins it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from fgx.engines.verl import commands as C
+
+log = logging.getLogger("fgx.engines.verl")
+
+SRC_DIR = Path(__file__).resolve().parents[3]          # .../src (fgx importable from here)
+REPO_DIR = SRC_DIR.parent
+RAY_SLURM = REPO_DIR / "scripts" / "ray_slurm.sh"
+REWARD_PATH = Path(__file__).resolve().parent / "reward.py"
+TRAINED_MARKER = "TRAINED"
+# settings that do not change what a job computes (left out of the resume fingerprint)
+RUNTIME_KEYS = ("engine", "device", "threads", "batch_tokens")
+
+Runner = Callable[[Sequence[str], Mapping[str, str], Path | None], None]
+
+
+# ----------------------------------------------------------------------------- helpers
+def run_logged(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None) -> None:
+    """Run one command, its output going to ours (the job's log); raise naming it on failure."""
+    log.info("running: %s", shlex.join(map(str, argv)))
+    t0 = time.time()
+    proc = subprocess.run(list(map(str, argv)), env=dict(env), cwd=cwd)
+    log.info("exit %d after %.0f s", proc.returncode, time.time() - t0)
+    if proc.returncode != 0:
+        raise RuntimeError(f"verl engine: command failed with exit code {proc.returncode} (its output is "
+                           f"above in this job's log): {shlex.join(map(str, argv))}")
+
+
+def run_parallel(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]]) -> None:
+    """Run commands side by side (one per GPU group); raise if any fails."""
+    procs = []
+    for argv, env in zip(argvs, envs, strict=True):
+        log.info("starting (CUDA_VISIBLE_DEVICES=%s): %s", env.get("CUDA_VISIBLE_DEVICES"), shlex.join(argv))
+        procs.append((argv, subprocess.Popen(list(argv), env=dict(env))))
+    failed = [(argv, p.wait()) for argv, p in procs]
+    failed = [(argv, rc) for argv, rc in failed if rc != 0]
+    if failed:
+        raise RuntimeError("verl engine: sampling shard(s) failed: " +
+                           "; ".join(f"exit {rc}: {shlex.join(a)}" for a, rc in failed))
+
+
+def visible_gpus(default: int) -> list[str]:
+    """Device ids this job may use: CUDA_VISIBLE_DEVICES, else CUDA's count, else ``default``."""
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None and cvd.strip() and cvd.strip() != "NoDevFiles":
+        return [d.strip() for d in cvd.split(",") if d.strip()]
+    try:
+        import torch
+
+        n = torch.cuda.device_count()
+    except Exception:  # noqa: BLE001 - no torch / no driver: fall back to the configured count
+        n = 0
+    return [str(i) for i in range(n or int(default))]
+
+
+def slurm_job_nodes() -> int:
+    """Nodes of this job's SLURM allocation (1 outside SLURM).
+
+    Asked of SLURM (``squeue -j $SLURM_JOB_ID``): inside a job step, as Snakemake's SLURM jobstep
+    runs every job, SLURM_JOB_NUM_NODES / SLURM_JOB_NODELIST describe the one-node step instead.
+    """
+    job = os.environ.get("SLURM_JOB_ID")
+    if job and shutil.which("squeue"):
+        try:
+            out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%D"], capture_output=True, text=True,
+                                 timeout=60).stdout.strip()
+            if out.isdigit():
+                return max(1, int(out))
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return max(1, int(os.environ.get("SLURM_JOB_NUM_NODES") or 1))
+
+
+def gpu_groups(devices: Sequence[str], tensor_parallel_size: int) -> list[list[str]]:
+    """Split devices into data-parallel groups of ``tensor_parallel_size`` GPUs."""
+    tp = max(1, int(tensor_parallel_size))
+    if len(devices) < tp:
+        raise RuntimeError(f"model.tensor_parallel_size={tp} but this job sees {len(devices)} GPU(s) "
+                           f"({','.join(devices) or 'none'}); request more GPUs in the profile or lower it")
+    return [list(devices[i * tp:(i + 1) * tp]) for i in range(len(devices) // tp)]
+
+
+def job_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC_DIR), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("TOKENIZERS_PARALLELISM", "true")
+    env.setdefault("WANDB_MODE", "disabled")
+    env.update(extra or {})
+    return env
+
+
+def _stat(path: str | Path) -> list:
+    """A cheap identity of a file or model directory (names, sizes, mtimes)."""
+    p = Path(path)
+    files = sorted(p.iterdir()) if p.is_dir() else [p]
+    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
+
+
+def fingerprint(settings: Mapping, **inputs: Any) -> str:
+    blob = {"settings": {k: v for k, v in settings.items() if k not in RUNTIME_KEYS},
+            "inputs": {k: [str(v), _stat(v)] if isinstance(v, (str, Path)) and Path(v).exists() else v
+                       for k, v in inputs.items()}}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def prepare_work_dir(work: Path, fp: str) -> Path:
+    """Keep ``work`` if it was made for the same fingerprint (resume), else start it empty."""
+    work = Path(work).resolve()  # commands run with cwd=work: every path handed to them is absolute
+    stamp = work / "fingerprint.txt"
+    if work.exists() and (not stamp.exists() or stamp.read_text().strip() != fp):
+        log.info("work directory %s was made for other inputs or settings: starting clean", work)
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    if not stamp.exists():
+        stamp.write_text(fp + "\n")
+    else:
+        log.info("resuming in %s", work)
+    return work
+
+
+def latest_checkpoint(checkpoint_dir: Path) -> Path:
+    """``global_step_N`` named by verl's ``latest_checkpointed_iteration.txt``."""
+    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
+    if not tracker.exists():
+        raise RuntimeError(f"verl wrote no checkpoint under {checkpoint_dir} (no {tracker.name}); "
+                           "see the trainer output above in this job's log")
+    step = tracker.read_text().strip()
+    return checkpoint_dir / f"global_step_{step}"
+
+
+def _messages(value) -> list[dict]:
+    return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(value)]
+
+
+def sft_messages(df):
+    """fgx SFT rows (prompt + ``response`` or ``responses``) -> verl's ``messages`` column."""
+    import pandas as pd
+
+    if "messages" in df.columns:
+        return pd.DataFrame({"messages": [_messages(m) for m in df["messages"]]})
+    if "response" in df.columns:
+        pairs = zip(df["prompt"], df["response"], strict=True)
+    elif "responses" in df.columns:
+        pairs = ((p, r) for p, rs in zip(df["prompt"], df["responses"], strict=True) for r in list(rs))
+    else:
+        raise ValueError("SFT data needs a 'response' (or 'responses' / 'messages') column next to 'prompt'; "
+                         f"got columns {list(df.columns)} (write it with scripts/filter_rollouts.py)")
+    rows = [[*_messages(p), {"role": "assistant", "content": str(r)}] for p, r in pairs]
+    if not rows:
+        raise ValueError("SFT data has no rows: every rollout was filtered out (no correct responses?)")
+    return pd.DataFrame({"messages": rows})
+
+
+def finish_model_dir(target: Path, init_model: str | Path, settings: Mapping, argv: Sequence[str]) -> None:
+    """Make a merged directory match the torch engine's: generation config, tokenizer, provenance."""
+    init_model = Path(init_model)
+    for name in ("generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "chat_template.jinja"):
+        if not (target / name).exists() and (init_model / name).exists():
+            shutil.copy2(init_model / name, target / name)
+    if not any(target.glob("*.safetensors")):
+        raise RuntimeError(f"verl's model merger wrote no *.safetensors into {target}")
+    (target / "resolved_config.json").write_text(json.dumps(
+        {"engine": "verl", "init_model": str(init_model), "settings": dict(settings),
+         "command": list(map(str, argv))}, indent=2, sort_keys=True, default=str) + "\n")
+
+
+# ----------------------------------------------------------------------------- metrics
+METRIC_MAP = {
+    "critic/score/mean": "reward",
+    "critic/rewards/mean": "reward_with_penalty",
+    "response_length/mean": "response_length",
+    "response_length/clip_ratio": "response_clip_ratio",
+    "actor/pg_loss": "loss",
+    "actor/ppo_kl": "kl",
+    "actor/kl_loss": "kl_loss",
+    "actor/entropy": "entropy",
+    "actor/grad_norm": "grad_norm",
+}
+VAL_ACC = re.compile(r"^val-core/(?P<source>.+)/acc/mean@\d+$")
+DEPTH = re.compile(r"depth(\d+)")
+EVICTED = "training/filter_groups/evicted_samples"
+
+
+def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
+    """{step: metrics} from verl file-logger files; later files (resumed attempts) win."""
+    steps: dict[int, dict] = {}
+    for path in sorted(paths):
+        for line in Path(path).read_text().splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("skipping a torn line in %s", path)  # a killed attempt's last write
+                continue
+            steps.setdefault(int(rec["step"]), {}).update(rec.get("data") or {})
+    return steps
+
+
+def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_sampling: bool):
+    """verl's per-step metrics in fgx's long format ``step, metric, level, value``.
+
+    ``val_accuracy`` per level comes from ``val-core/<data_source>/acc/mean@N`` (level = the
+    data source's depth); ``filtered_group_share`` = groups dropped by dynamic sampling over groups
+    generated; fgx names for the common training metrics (METRIC_MAP); every other numeric verl
+    metric is kept as ``verl:<name>``.
+    """
+    import pandas as pd
+
+    rows = []
+    for step in sorted(steps):
+        data = steps[step]
+        for key, value in data.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            m = VAL_ACC.match(key)
+            if m:
+                d = DEPTH.search(m["source"])
+                rows.append((step, "val_accuracy", int(d[1]) if d else -1, float(value)))
+            elif key in METRIC_MAP:
+                rows.append((step, METRIC_MAP[key], -1, float(value)))
+            else:
+                rows.append((step, f"verl:{key}", -1, float(value)))
+        if dynamic_sampling and "critic/score/mean" in data:
+            evicted = float(data.get(EVICTED, 0.0))
+            rows.append((step, "filtered_group_share", -1, evicted / (evicted + batch_size)))
+    frame = pd.DataFrame(rows, columns=["step", "metric", "level", "value"])
+    return frame.astype({"step": "int64", "metric": "str", "level": "int64", "value": "float64"})
+
+
+# ----------------------------------------------------------------------------- engine
+class VerlEngine:
+    """verl + vLLM at paper scale (GPU); same methods and outputs as the torch engine."""
+
+    name = "verl"
+
+    def __init__(self, python: str | None = None, runner: Runner | None = None,
+                 parallel_runner: Callable | None = None):
+        self.python = python or sys.executable
+        self._run = runner or run_logged
+        self._run_parallel = parallel_runner or run_parallel
+
+    # --------------------------------------------------------------------- sampling
+    def sample(self, model_dir, rows, out_path, settings: Mapping | None = None, **overrides) -> None:
+        """n samples per prompt with vLLM (data parallel over the job's GPUs), scored."""
+        import pandas as pd
+
+        from fgx.io import write_parquet
+
+        settings = {**(settings or {}), **overrides}
+        out_path = Path(out_path)
+        data_path = None if isinstance(rows, pd.DataFrame) else Path(rows)
+        df = rows if data_path is None else pd.read_parquet(data_path)
+        v = C.verl_settings(settings)
+        groups = gpu_groups(visible_gpus(v["n_gpus_per_node"]), settings.get("tensor_parallel_size") or 1)
+        work = out_path.parent / f".{out_path.name}.verl"
+        fp = fingerprint(settings, model=model_dir, data=data_path or "dataframe", rows=len(df),
+                         shards=len(groups))
+        work = prepare_work_dir(work, fp)
+        if data_path is None:
+            data_path = work / "input.parquet"
+            if not data_path.exists():
+                write_parquet(df, data_path)
+        chunk_dir = work / "chunks"
+        chunk_dir.mkdir(exist_ok=True)
+        argvs = [C.rollout_command(settings, model_dir=str(Path(model_dir).resolve()),
+                                   data_path=str(Path(data_path).resolve()), out_dir=str(chunk_dir.resolve()),
+                                   shard=i, num_shards=len(groups), python=self.python)
+                 for i in range(len(groups))]
+        envs = [job_env({"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
+        self._run_parallel(argvs, envs)
+        out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")))
+        write_parquet(out, out_path, settings=dict(settings))
+        shutil.rmtree(work, ignore_errors=True)
+
+    # --------------------------------------------------------------------- SFT
+    def sft(self, model_dir, data_path, out_dir, settings: Mapping) -> None:
+        """Rejection fine-tuning with verl's SFT trainer, merged into ``out_dir``."""
+        import pandas as pd
+
+        from fgx.io import atomic_dir, write_parquet
+
+        out_dir = Path(out_dir)
+        work = prepare_work_dir(out_dir.parent / f".{out_dir.name}.verl",
+                                fingerprint(settings, model=model_dir, data=data_path))
+        train = work / "sft.parquet"
+        if not train.exists():
+            write_parquet(sft_messages(pd.read_parquet(data_path)), train)
+        v = C.verl_settings(settings)
+        n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
+        ckpt = work / "checkpoints"
+        argv = C.sft_command(settings, python=self.python, model_dir=str(Path(model_dir).resolve()),
+                             train_file=str(train.resolve()), checkpoint_dir=str(ckpt.resolve()),
+                             experiment_name=out_dir.name, n_gpus_per_node=n_gpus)
+        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work))}))
+        step_dir = latest_checkpoint(ckpt)
+        with atomic_dir(out_dir) as tmp:
+            self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
+                                      python=self.python),
+                      job_env(), None)
+            finish_model_dir(tmp, model_dir, settings, argv)
+
+    # --------------------------------------------------------------------- RL
+    def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping,
+           work_dir=None) -> None:
+        """GRPO with verl.trainer.main_ppo; metrics parquet + merged final actor."""
+        from fgx.io import atomic_dir, write_parquet
+
+        out_dir = Path(out_dir)
+        work = prepare_work_dir(Path(work_dir or out_dir.parent / f".{out_dir.name}.verl"),
+                                fingerprint(settings, model=model_dir, train=train_path, val=val_path))
+        v = C.verl_settings(settings)
+        nnodes = slurm_job_nodes()
+        n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE")
+        ckpt = work / "checkpoints"
+        argv = C.ppo_command(
+            settings, python=self.python, model_dir=str(Path(model_dir).resolve()),
+            train_files=[str(Path(train_path).resolve())], val_files=[str(Path(val_path).resolve())],
+            checkpoint_dir=str(ckpt.resolve()), experiment_name=out_dir.name, reward_path=str(REWARD_PATH),
+            n_gpus_per_node=n_gpus, nnodes=nnodes, ray_num_cpus=int(cpus) if cpus and nnodes == 1 else None)
+        if nnodes > 1:
+            argv = ["bash", str(RAY_SLURM), "--", *argv]
+        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+                                         "FGX_GPUS_PER_NODE": str(n_gpus)}))
+        steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
+        frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings.get("dynamic_sampling")))
+        if frame.empty:
+            raise RuntimeError(f"verl logged no metrics under {work / 'logs'}")
+        write_parquet(frame, metrics_path, settings=dict(settings))
+        with atomic_dir(out_dir) as tmp:
+            self._run(C.merge_command(checkpoint_dir=str(latest_checkpoint(ckpt) / "actor"),
+                                      target_dir=str(Path(tmp).resolve()), python=self.python), job_env(), None)
+            finish_model_dir(tmp, model_dir, settings, argv)
+
+    # --------------------------------------------------------------------- internals
+    @staticmethod
+    def _log_file(work: Path) -> Path:
+        """One metrics file per attempt: verl's file logger truncates the file it opens."""
+        logs = work / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        return logs / f"attempt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+
+    def _train(self, work: Path, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Run a trainer in ``work`` unless an earlier attempt already finished it."""
+        if (work / TRAINED_MARKER).exists():
+            log.info("training already finished in %s (an earlier attempt): merging only", work)
+            return
+        self._run(argv, env, work)
+        (work / TRAINED_MARKER).write_text(shlex.join(map(str, argv)) + "\n")
+
+
+def assemble_samples(rows, chunk_files: Sequence[Path]):
+    """Input rows + the contract's sample columns, from the shards' chunk files."""
+    import pandas as pd
+
+    if not chunk_files:
+        raise RuntimeError("vLLM sampling wrote no chunk files")
+    got = pd.concat([pd.read_parquet(f) for f in chunk_files], ignore_index=True)
+    got = got.drop_duplicates("row_index").set_index("row_index").sort_index()
+    missing = sorted(set(range(len(rows))) - set(got.index))
+    if missing:
+        raise RuntimeError(f"vLLM sampling is missing {len(missing)} prompt(s) (rows {missing[:10]} ...)")
+    out = rows.reset_index(drop=True).copy()
+    for col in ("responses", "scores", "correct", "response_tokens"):
+        out[col] = [list(x) for x in got.loc[range(len(rows)), col]]
+    out["scores"] = out["scores"].map(lambda xs: [float(x) for x in xs])
+    out["correct"] = out["correct"].map(lambda xs: [bool(x) for x in xs])
+    out["response_tokens"] = out["response_tokens"].map(lambda xs: [int(x) for x in xs])
+    out["level"] = [int(e["depth"]) for e in out["extra_info"]]
+    out["n_correct"] = out["correct"].map(sum).astype("int64")
+    return out
