@@ -1,7 +1,8 @@
 """Sampler throughput: fgx's fast sampler vs HF ``model.generate`` on the same tiny Llama.
 
-Same model (random init, the default tiny size unless overridden), same prompts, same batch, same
-max_new_tokens, temperature 1. Tokens counted = generated tokens up to and including eos, for
+Same model (random init, the default tiny size unless overridden), same prompts (2 x batch by
+default, as in a rollout), same batch (HF: consecutive chunks of --batch prompts; fgx: --batch
+slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted = generated tokens up to and including eos, for
 both. Last line: ``sampler_vs_hf_generate: N.NNx``.
 
     flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128]
@@ -18,7 +19,8 @@ import time
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=256, help="rows decoded together (both samplers)")
-    ap.add_argument("--prompts", type=int, default=None, help="number of prompts (default: --batch)")
+    ap.add_argument("--prompts", type=int, default=None,
+                    help="number of prompts (default: 2 x --batch: a rollout holds more sequences than one batch)")
     ap.add_argument("--max-new-tokens", type=int, default=128)
     ap.add_argument("--model", default=None, help='JSON model settings, e.g. \'{"hidden_size":128}\'')
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
@@ -40,7 +42,7 @@ def main(argv=None):
     print(f"model: {ModelSettings(**settings)} params={n_params(model):,}")
     rng = random.Random(args.seed)
     alphabet = "abcdefghij0123456789()\"+,f"
-    n_prompts = args.prompts or args.batch
+    n_prompts = args.prompts or 2 * args.batch
     prompts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(8, 30))) + "\n" for _ in range(n_prompts)]
     ids = [tok(p)["input_ids"] for p in prompts]
     eos = tok.eos_token_id

@@ -5,7 +5,6 @@ It is here to show that an algorithm is one small class."""
 
 from __future__ import annotations
 
-import torch
 
 from fgx.algos import core
 from fgx.algos.base import Algorithm

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 

@@ -15,7 +15,6 @@ Both sample with a seeded ``torch.Generator``; same inputs + same seed => same o
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Sequence

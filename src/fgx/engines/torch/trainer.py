@@ -27,7 +27,7 @@ from fgx.engines.torch.model import (ModelSettings, build_model, fill_settings, 
                                      n_params, publish_checkpoint, resolve_device, save_checkpoint)
 from fgx.engines.torch.sampler import generate_ids, decode_completions
 from fgx.engines.torch.tokenizer import build_char_tokenizer, encode_prompts, encode_texts, render_prompt
-from fgx.io import atomic_dir, write_json, write_parquet
+from fgx.io import write_json, write_parquet
 
 
 # ============================================================================ settings
