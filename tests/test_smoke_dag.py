@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from dagtools import planned_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -42,16 +43,6 @@ def smoke_run(tmp_path_factory):
     (work / "figures").mkdir()
     snakemake(work, "--cores", "2", "--configfile", ".test/config.yaml")
     return work
-
-
-def planned_jobs(work, configfile):
-    proc = snakemake(work, "-n", "--quiet", "rules", "--configfile", str(configfile))
-    jobs = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
 
 
 def modified_config(work, tmp_path, edit):
@@ -105,9 +96,9 @@ def test_every_job_logged_and_benchmarked(smoke_run):
 
 
 def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
-    assert planned_jobs(smoke_run, ".test/config.yaml") == {}, "smoke run left work undone"
+    assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml") == {}, "smoke run left work undone"
     changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
-    jobs = planned_jobs(smoke_run, changed)
+    jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs.pop("rl") == 3 and jobs.pop("evaluate") == 3 and jobs.pop("metrics") == 3
     assert jobs.pop("figure") == 5 and jobs.pop("sample_browser") == 1
     assert set(jobs) <= {"all"}
@@ -115,12 +106,12 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
 
 def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["figures"].update(passk_ks=[1, 4]))
-    jobs = planned_jobs(smoke_run, changed)
+    jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs == {"figure": 1, "all": 1}
 
 
 def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_per_level=6))
-    jobs = planned_jobs(smoke_run, changed)
+    jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
     assert jobs.get("evaluate") == 6  # every evaluated model, nothing upstream of them

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dagtools import planned_jobs
 from fgx import workflow as wf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,15 +61,7 @@ def test_settings_are_canonical_and_local(config):
 
 
 def dry_run_jobs(*args):
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", *args],
-                          cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    jobs = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
+    return planned_jobs(ROOT, *args)
 
 
 def test_dry_run_builds_every_figure():

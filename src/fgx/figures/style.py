@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import matplotlib.pyplot as plt
 import seaborn as sns
 
 MODEL_LABELS = {
@@ -30,3 +33,25 @@ def palette(models) -> dict:
 
 def setup():
     sns.set_theme(style="whitegrid", context="paper")
+
+
+def level_grid(levels):
+    """One panel per level, up to four per row; returns (fig, {level: ax})."""
+    setup()
+    ncols = min(4, max(1, len(levels)))
+    nrows = max(1, math.ceil(len(levels) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.7 * nrows), squeeze=False, sharex=True)
+    for ax in list(axes.flat)[len(levels):]:
+        ax.set_visible(False)
+    return fig, dict(zip(levels, axes.flat))
+
+
+def finish_grid(fig, panels, title, pdf):
+    """Shared legend below the panels, a title, and the PDF."""
+    handles, labels = next(iter(panels.values())).get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), frameon=False,
+               bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(pdf, format="pdf")
+    plt.close(fig)
