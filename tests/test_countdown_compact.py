@@ -100,3 +100,14 @@ def test_cli_compact(tmp_path):
     back = pd.read_parquet(out)
     assert len(back) == 5 and back.extra_info[0]["style"] == "compact"
     assert back.prompt[0][0]["content"].startswith("cd ") and back.extra_info[0]["solution"].count("\n") == 3
+
+
+def test_train_and_check_partitions_are_disjoint():
+    train = C.sample_compact_problems(numbers=2, num=2000, seed=1, partition="train")
+    check = C.sample_compact_problems(numbers=2, num=200, seed=2, partition="test")
+    key = lambda ps: {(tuple(sorted(n)), t) for n, t in ps}
+    assert not key(train) & key(check)
+    assert C.sample_compact_problems(numbers=3, num=20, seed=5) == C.sample_compact_problems(
+        numbers=3, num=20, seed=5, partition="none")  # the default draws are unchanged
+    with pytest.raises(ValueError, match="unknown partition"):
+        C.in_partition([1, 2], 3, "val")

@@ -31,14 +31,19 @@ random linear chain of + - * / with positive integer intermediates, target 1-999
 problems), which is deterministic for (numbers, seed) and takes milliseconds per problem;
 reasoning-gym (sympy-based, ~40-60 ms per problem) stays the source of the paper-style data.
 
+Held-out splits: ``partition="train"|"test"`` keeps only the problems whose hash (of the sorted
+numbers and the target) falls in that half (``test``: hash % 8 == 0), so a 2-number test set
+never shares a problem with 2-number training data and neither file reads the other.
+
 CLI: ``python -m fgx.tasks.countdown generate --numbers N --num M --seed S --out FILE
-[--style paper|compact]``.
+[--style paper|compact] [--partition none|train|test]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import random
 import sys
@@ -51,6 +56,7 @@ DATA_SOURCE_PREFIX = "reasoning-gym-countdown"
 MAX_ANSWER_CHARS = 512
 MAX_NODES = 64
 STYLES = ("paper", "compact")
+PARTITIONS = ("none", "train", "test")
 COMPACT_PREFIX = "cd "
 
 TEMPLATE = (
@@ -66,6 +72,17 @@ def data_source(numbers: int) -> str:
 
 def prompt_text(numbers: list[int], target: int) -> str:
     return TEMPLATE.format(numbers=str(list(numbers)), target=target)
+
+
+def in_partition(numbers, target: int, partition: str) -> bool:
+    """Whether problem (numbers, target) belongs to ``partition`` (see the module docstring)."""
+    if partition == "none":
+        return True
+    if partition not in PARTITIONS:
+        raise ValueError(f"unknown partition {partition!r}: use one of {', '.join(PARTITIONS)}")
+    key = " ".join(str(int(v)) for v in sorted(numbers)) + f"={int(target)}"
+    test = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little") % 8 == 0
+    return test if partition == "test" else not test
 
 
 def _check_args(numbers: int, num: int, style: str) -> None:
@@ -93,33 +110,43 @@ def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, 
 
 
 def generate(*, numbers: int, num: int, seed: int = 42, split: str | None = None, progress: bool = False,
-             style: str = "paper"):
+             style: str = "paper", partition: str = "none"):
     """A verl-schema DataFrame of ``num`` countdown problems with ``numbers`` numbers.
 
     ``style="paper"``: reasoning-gym problems with upstream's prompt (no reference solution).
     ``style="compact"``: fgx's own sampler, the compact prompt and a step-by-step reference
     solution in ``extra_info["solution"]`` (see the module docstring).
+    ``partition``: keep only that hash half (``none``: everything; see :func:`in_partition`).
     """
     import pandas as pd
 
     _check_args(numbers, num, style)
     split = split or ("train" if numbers == 2 else "test")
     if style == "compact":
-        problems = sample_compact_problems(numbers=numbers, num=num, seed=seed, progress=progress)
+        problems = sample_compact_problems(numbers=numbers, num=num, seed=seed, progress=progress,
+                                           partition=partition)
     else:
         import reasoning_gym
 
+        # a partition keeps ~1/8 (test) or ~7/8 (train) of the draws: draw enough, keep the first num
+        size = num if partition == "none" else 10 * num + 100
         ds = reasoning_gym.create_dataset("countdown", min_numbers=numbers, max_numbers=numbers, min_value=1,
                                           max_value=100, min_target=1, max_target=999,
-                                          operators=("+", "-", "*", "/"), shuffle=True, seed=seed, size=num)
-        items = range(num)
+                                          operators=("+", "-", "*", "/"), shuffle=True, seed=seed, size=size)
+        items = range(size)
         if progress:
             from tqdm import tqdm
             items = tqdm(items, desc=f"countdown-{numbers}", mininterval=1.0)
         problems = []
         for i in items:
             meta = ds[i]["metadata"]
-            problems.append(([int(v) for v in meta["numbers"]], int(meta["target"])))
+            nums, target = [int(v) for v in meta["numbers"]], int(meta["target"])
+            if in_partition(nums, target, partition):
+                problems.append((nums, target))
+                if len(problems) == num:
+                    break
+        if len(problems) < num:
+            raise ValueError(f"only {len(problems)}/{num} {numbers}-number problems in partition {partition!r}")
     rows = [_row(nums, target, numbers=numbers, index=i, split=split, style=style)
             for i, (nums, target) in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
@@ -297,7 +324,7 @@ def _random_chain_target(rng: random.Random, nums: list[int]) -> int:
 
 def sample_compact_problems(*, numbers: int, num: int, seed: int, min_value: int = 1, max_value: int = 100,
                             min_target: int = 1, max_target: int = 999, max_misses: int = 100_000,
-                            progress: bool = False) -> list[tuple[list[int], int]]:
+                            progress: bool = False, partition: str = "none") -> list[tuple[list[int], int]]:
     """``num`` distinct (numbers, target) problems, each solvable by a linear integer chain.
 
     Numbers are drawn uniformly from min_value..max_value, folded by a random chain of steps
@@ -305,7 +332,8 @@ def sample_compact_problems(*, numbers: int, num: int, seed: int, min_value: int
     the result lies in min_target..max_target; the shown order is reshuffled. Deterministic for
     (numbers, seed): the stream is ``random.Random("countdown-compact-{numbers}-{seed}")``.
     Raises ValueError after ``max_misses`` rejected draws in a row (e.g. asking for more than the
-    12,000 distinct 2-number problems).
+    12,000 distinct 2-number problems). ``partition`` keeps only the draws in that hash half
+    (the stream of draws is the same; ``none`` keeps every draw).
     """
     _check_args(numbers, num, "compact")
     rng = random.Random(f"countdown-compact-{numbers}-{seed}")
@@ -327,7 +355,7 @@ def sample_compact_problems(*, numbers: int, num: int, seed: int, min_value: int
             continue
         rng.shuffle(nums)
         key = (tuple(sorted(nums)), target)
-        if key in seen:
+        if key in seen or not in_partition(nums, target, partition):
             continue
         seen.add(key)
         out.append((nums, target))
@@ -470,6 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--style", choices=STYLES, default="paper",
                    help="paper: reasoning-gym problems, upstream's prompt; compact: fgx's sampler, the "
                         "tiny model's prompt and a step-by-step reference solution")
+    g.add_argument("--partition", choices=PARTITIONS, default="none",
+                   help="keep only one hash half of the problems (train / test never share a problem)")
     g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
     return p
 
@@ -480,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         df = generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True,
-                      style=args.style)
+                      style=args.style, partition=args.partition)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
