@@ -25,6 +25,7 @@ include: "rules/figures.smk"
 rule all:
     input:
         all_figures(),
+        extra_targets(),
         "results/data/strings/leakage.json",
         "results/analysis/samples.html",
     default_target: True

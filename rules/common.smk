@@ -52,6 +52,10 @@ def all_figures():
     return wf.figure_targets(config)
 
 
+def extra_targets():
+    return wf.extra_targets(config)
+
+
 def model_input(name):
     return wf.model_dir(config, name)
 
@@ -87,6 +91,27 @@ def sft_data(wildcards):
 
 def rl_params(wildcards):
     return wf.rl_settings(config, wildcards.run)
+
+
+def rl_inputs(lineage):
+    """Input function of an RL rule: init model, train and held-out splits of rl_<lineage>_{run}."""
+    return lambda wildcards: wf.rl_sources(config, wf.rl_model(wildcards.run, lineage))
+
+
+def split_data(wildcards):
+    return wf.data_path(config, wildcards.split)
+
+
+def countdown_generate_params(wildcards):
+    return wf.countdown_generate_args(config, wildcards.split)
+
+
+def mix_inputs(wildcards):
+    return wf.sft_mix_sources(config, wildcards.model)
+
+
+def mix_params(wildcards):
+    return wf.sft_mix_settings(config, wildcards.model)
 
 
 def rollout_model(wildcards):

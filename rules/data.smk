@@ -42,3 +42,25 @@ rule check_leakage:
         TORCH_ENV
     shell:
         "check_leakage.py --test {input.test} --train {input.train} --out {output} > {log} 2>&1"
+
+
+# Countdown (paper Section 4.3): 2-number training data (the atomic skill, with step-by-step
+# reference solutions in the compact style), a held-out 2-number check, 3/4/5-number tests.
+rule generate_countdown:
+    output:
+        "results/data/countdown/{split}.parquet",
+    params:
+        args=countdown_generate_params,
+    log:
+        "logs/generate_countdown/{split}.log",
+    benchmark:
+        "results/benchmarks/generate_countdown/{split}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+        gpu=0,
+    conda:
+        TORCH_ENV
+    shell:
+        "generate_countdown.py {params.args} --out {output} > {log} 2>&1"

@@ -1,11 +1,12 @@
 # Evaluation (paper Section 4 / Fig. 5): every model sampled n times per held-out test prompt
 # at T=1.0; per-level accuracy and unbiased pass@k with bootstrap confidence intervals.
+# The same rule evaluates on Countdown ({split} = countdown{n}, paper Section 4.3).
 
 
 rule evaluate:
     input:
         model=rollout_model,
-        data="results/data/strings/{split}.parquet",
+        data=split_data,
     output:
         samples="results/eval/{model}/{split}.parquet",
     params:

@@ -1,6 +1,8 @@
 # Rejection fine-tuning (paper Section 3.2 Stage 1, and the iterative-RFT baseline of Fig. 3):
 # keep correct rollouts, then supervised fine-tuning on them (loss on response tokens only).
-# Models: stage1 (from base) and rft_level2_iter{i} (from the previous iteration).
+# Models: stage1 (from base), stage1_multi (the Multi-Base of paper Section 4.3: from base, on
+# Stage-1's string data merged with Countdown 2-number data) and rft_level2_iter{i} (from the
+# previous iteration).
 
 
 rule filter_rollouts:
@@ -33,7 +35,7 @@ rule rft_sft:
     output:
         model=directory("results/models/{model}"),
     wildcard_constraints:
-        model=r"stage1|rft_level2_iter[0-9]+",
+        model=r"stage1|stage1_multi|rft_level2_iter[0-9]+",
     params:
         settings=sft_params,
     log:
@@ -50,3 +52,25 @@ rule rft_sft:
     shell:
         "sft.py --model {input.init} --data {input.data} "
         "--settings {params.settings:q} --out {output.model} > {log} 2>&1"
+
+
+rule mix_sft_data:
+    input:
+        mix_inputs,
+    output:
+        "results/rft/mix/{model}.parquet",
+    params:
+        settings=mix_params,
+    log:
+        "logs/mix_sft_data/{model}.log",
+    benchmark:
+        "results/benchmarks/mix_sft_data/{model}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    conda:
+        TORCH_ENV
+    shell:
+        "mix_sft_data.py --inputs {input} --settings {params.settings:q} --out {output} > {log} 2>&1"

@@ -1,17 +1,17 @@
 # Stage 2 (paper Section 3.2 / Fig. 2): RL with outcome reward only (GRPO by default) from the
 # Stage-1 checkpoint, one run per train split; held-out accuracy per level is logged as it trains.
+# Which model each run starts from: fgx.workflow.rl_sources.
 
 
 rule rl:
     input:
-        init="results/models/stage1",
-        train="results/data/strings/{run}.parquet",
-        val="results/data/strings/val.parquet",
+        unpack(rl_inputs("string")),
     output:
         model=directory("results/models/rl_{run}"),
         metrics="results/rl/{run}/metrics.parquet",
     params:
         settings=rl_params,
+        work_dir="results/rl/{run}/work",
     log:
         "logs/rl/{run}.log",
     benchmark:
@@ -26,4 +26,21 @@ rule rl:
     shell:
         "rl.py --model {input.init} --train {input.train} --val {input.val} "
         "--settings {params.settings:q} --out {output.model} --metrics {output.metrics} "
-        "--work-dir results/rl/{wildcards.run}/work > {log} 2>&1"
+        "--work-dir {params.work_dir} > {log} 2>&1"
+
+
+# Countdown transfer (paper Section 4.3): the same string-task RL (same data, same settings),
+# started from the Multi-Base (stage1_multi) instead of stage1.
+use rule rl as rl_multi with:
+    input:
+        unpack(rl_inputs("multi")),
+    output:
+        model=directory("results/models/rl_multi_{run}"),
+        metrics="results/rl/multi_{run}/metrics.parquet",
+    params:
+        settings=rl_params,
+        work_dir="results/rl/multi_{run}/work",
+    log:
+        "logs/rl_multi/{run}.log",
+    benchmark:
+        "results/benchmarks/rl_multi/{run}.tsv"

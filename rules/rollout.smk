@@ -6,7 +6,7 @@
 rule rollout:
     input:
         model=rollout_model,
-        data="results/data/strings/{split}.parquet",
+        data=split_data,
     output:
         rollouts="results/rollouts/{model}/{split}.parquet",
     params:

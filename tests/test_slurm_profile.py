@@ -26,7 +26,7 @@ PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 COPY_IGNORE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "results", "logs", "__pycache__",
                                      "*.egg-info", ".pytest_cache", ".test")
-GPU_RULES = {"rollout", "evaluate", "rft_sft", "rl"}
+GPU_RULES = {"rollout", "evaluate", "rft_sft", "rl", "rl_multi"}
 # resource names snakemake-executor-plugin-slurm (2.x) reads, plus Snakemake's standard ones
 PLUGIN_RESOURCES = {"runtime", "mem_mb", "mem_mb_per_cpu", "cpus_per_task", "cpus_per_gpu", "gpu", "gpu_model",
                     "gres", "nodes", "tasks", "tasks_per_node", "tasks_per_gpu", "slurm_partition",
@@ -41,6 +41,7 @@ def workflow_rules() -> set[str]:
     rules = set()
     for smk in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
         rules |= set(re.findall(r"^rule (\w+):", smk.read_text(), flags=re.M))
+        rules |= set(re.findall(r"^use rule \w+ as (\w+)", smk.read_text(), flags=re.M))
     return rules
 
 
@@ -148,9 +149,10 @@ def test_paper_scale_dry_run_lists_every_job_with_its_gpus(paper_workdir):
     total = int(re.search(r"^total\s+(\d+)$", text, flags=re.M)[1])
     assert len(jobs) == total, "every job is printed"
     counts = {r: sum(j["rule"] == r for j in jobs) for r in GPU_RULES}
-    # Stage-1 rollout + 6 iterative-RFT rollouts; Stage-1 + 6 RFT models; 3 RL runs;
-    # evaluation of stage1, 6 RFT iterations and 3 RL models
-    assert counts == {"rollout": 7, "rft_sft": 7, "rl": 3, "evaluate": 10}
+    # Stage-1 rollout + 6 iterative-RFT rollouts + Countdown 2-number rollout (Multi-Base RFT data);
+    # Stage-1 + 6 RFT models + Multi-Base; 3 RL runs + 2 from the Multi-Base; evaluation of stage1,
+    # 6 RFT iterations and 3 RL models, and Countdown 3/4/5 of 4 models + the Multi-Base's 2-number check
+    assert counts == {"rollout": 8, "rft_sft": 8, "rl": 3, "rl_multi": 2, "evaluate": 23}
     for job in jobs:
         r = job["resources"]
         if job["rule"] in GPU_RULES:
@@ -159,7 +161,7 @@ def test_paper_scale_dry_run_lists_every_job_with_its_gpus(paper_workdir):
             assert int(r["runtime"]) >= 240 and int(r["mem_mb"]) >= 200_000, job
         elif job["rule"] != "all":
             assert int(r.get("gpu", 0)) == 0 and "gres" not in r, job
-    rl = [j for j in jobs if j["rule"] == "rl"]
+    rl = [j for j in jobs if j["rule"] in ("rl", "rl_multi")]
     assert all(j["resources"]["nodes"] == "1" and j["resources"]["gres"] == "gpu:8" for j in rl)
     assert "--settings" in text and '"engine":"verl"' in text
 

@@ -54,7 +54,8 @@ def modified_config(work, tmp_path, edit):
 
 
 def test_figures_and_tables(smoke_run):
-    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics"):
+    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics",
+                 "countdown_transfer"):
         pdf, csv = smoke_run / f"figures/{name}.pdf", smoke_run / f"figures/{name}.csv"
         assert pdf.read_bytes()[:4] == b"%PDF"
         table = pd.read_csv(csv)
@@ -73,6 +74,24 @@ def test_figures_and_tables(smoke_run):
     assert curves["step"].max() == 4
 
 
+def test_countdown_transfer_table(smoke_run):
+    """Paper Table 1's shape: 4 models x 3 number counts, Avg@4 of 4 prompts each, with CIs."""
+    cd = pd.read_csv(smoke_run / "figures/countdown_transfer.csv")
+    assert list(dict.fromkeys(cd["model"])) == ["stage1_multi", "rl_multi_level1", "rl_multi_level1to2",
+                                                "rl_level1to2"]
+    assert len(cd) == 12 and set(cd["numbers"]) == {3, 4, 5}
+    assert not cd.duplicated(["model", "numbers"]).any()
+    assert (cd["n_prompts"] == 4).all() and (cd["n_samples"] == 4).all()
+    assert cd["avg_at_k"].between(0, 1).all()
+    assert (cd["ci_low"] <= cd["avg_at_k"] + 1e-9).all() and (cd["avg_at_k"] <= cd["ci_high"] + 1e-9).all()
+    assert cd["source"].str.match(r"results/eval/\w+/countdown[345]\.parquet").all()
+    # the Multi-Base's held-out 2-number check and its training data (reference traces) exist
+    check = pd.read_parquet(smoke_run / "results/eval/stage1_multi/countdown2.parquet")
+    assert len(check) == 4 and check["level"].eq(2).all()
+    mix = pd.read_parquet(smoke_run / "results/rft/mix/stage1_multi.parquet")
+    assert mix["data_source"].str.startswith("reasoning-gym-countdown-depth2").sum() == 200
+
+
 def test_artifacts_are_inspectable(smoke_run):
     evals = pd.read_parquet(smoke_run / "results/eval/stage1/test.parquet")
     assert len(evals) == 3 * 8
@@ -80,7 +99,7 @@ def test_artifacts_are_inspectable(smoke_run):
     assert {"data_source", "prompt", "ability", "reward_model", "extra_info"} <= set(evals.columns)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    for model in ("base", "stage1", "rl_level2", "rft_level2_iter2"):
+    for model in ("base", "stage1", "rl_level2", "rft_level2_iter2", "stage1_multi", "rl_multi_level1"):
         path = smoke_run / "results/models" / model
         assert (path / "model.safetensors").exists() and (path / "resolved_config.json").exists()
         AutoModelForCausalLM.from_pretrained(path)
@@ -99,8 +118,11 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml") == {}, "smoke run left work undone"
     changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    assert jobs.pop("rl") == 3 and jobs.pop("evaluate") == 3 and jobs.pop("metrics") == 3
-    assert jobs.pop("figure") == 5 and jobs.pop("sample_browser") == 1
+    # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models and Countdown
+    # 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2, rl_level1to2)
+    assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
+    assert jobs.pop("evaluate") == 3 + 3 * 3 and jobs.pop("metrics") == 3
+    assert jobs.pop("figure") == 6 and jobs.pop("sample_browser") == 1
     assert set(jobs) <= {"all"}
 
 
@@ -108,6 +130,19 @@ def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["figures"].update(passk_ks=[1, 4]))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs == {"figure": 1, "all": 1}
+
+
+def test_countdown_knob_reruns_only_the_countdown_lineage(smoke_run, tmp_path):
+    """The Multi-Base's SFT settings: the Multi-Base, the 2 RL runs from it, their Countdown evals
+    (and the 2-number check) and the transfer figure; never pretraining, string RL or Stage 1."""
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"]["sft"].update(lr=2e-3))
+    jobs = planned_jobs(smoke_run, "--configfile", str(changed))
+    assert jobs == {"rft_sft": 1, "rl_multi": 2, "evaluate": 3 * 3 + 1, "figure": 1, "all": 1}
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"]["evaluate"].update(n=2))
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {"evaluate": 4 * 3 + 1, "figure": 1, "all": 1}
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"].update(test_problems=3))
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {
+        "generate_countdown": 4, "evaluate": 4 * 3 + 1, "figure": 1, "all": 1}
 
 
 def test_data_knob_reruns_from_generation(smoke_run, tmp_path):

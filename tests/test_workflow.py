@@ -69,7 +69,7 @@ def test_dry_run_builds_every_figure():
     for rule in ["generate_strings", "check_leakage", "pretrain_base", "rollout", "filter_rollouts",
                  "rft_sft", "rl", "evaluate", "metrics", "figure", "sample_browser"]:
         assert jobs.get(rule, 0) >= 1, (rule, jobs)
-    assert jobs["rl"] == 3 and jobs["figure"] == 5
+    assert jobs["rl"] == 3 and jobs["figure"] == 6 and jobs["rl_multi"] == 2
 
 
 def test_lint_is_clean():

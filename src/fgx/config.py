@@ -83,6 +83,13 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     levels = (config.get("data", {}) or {}).get("test_levels")
     if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
         problems.append(f"key 'data.test_levels': got {levels}; write [min, max] with min <= max")
+    countdown = config.get("countdown") or {}
+    if countdown.get("enabled"):
+        needed = ("train_problems", "test_problems", "test_numbers", "rl_runs", "sft", "evaluate")
+        missing = [k for k in needed if k not in countdown]
+        if missing:
+            problems.append(f"key 'countdown': {', '.join(missing)} required when countdown.enabled is true "
+                            "(see the countdown section of config.yaml), or set enabled: false")
     return problems
 
 

@@ -14,8 +14,19 @@ import re
 from typing import Any, Mapping
 
 RL_RUNS = ("level1", "level2", "level1to2")
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics")
+FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics",
+           "countdown_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
+
+# Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages
+# ("string": Stage-2 RL from stage1, "multi": the same string-task RL from the Multi-Base).
+MULTI_BASE = "stage1_multi"
+RL_LINEAGES = {"string": "", "multi": "multi_"}
+RL_MODEL = re.compile(r"^rl_(multi_)?(" + "|".join(RL_RUNS) + r")$")
+COUNTDOWN_TRAIN = "countdown_train"          # 2-number problems (the atomic skill), train partition
+COUNTDOWN_TEST = re.compile(r"^countdown(\d+)$")  # countdown{n}: n-number test problems
+COUNTDOWN_ATOMIC_CHECK = 2                   # held-out 2-number problems: does Multi-Base have the skill?
+STRING_BASE_RUN = "level1to2"                # "String-Base + RL L1+2": the Section 4.1 model
 
 # Stage-2 train splits: (min level, max level) over the train functions.
 TRAIN_SPLIT_LEVELS = {"level1": (1, 1), "level2": (2, 2), "level1to2": (1, 2)}
@@ -105,6 +116,63 @@ def split_partition(split: str) -> str:
     return "none"
 
 
+# ---------------------------------------------------------------------------- countdown data
+def countdown_enabled(config: Mapping) -> bool:
+    """Whether the Countdown transfer experiment (its figure and models) is a target."""
+    return bool((config.get("countdown") or {}).get("enabled", False))
+
+
+def countdown_test_splits(config: Mapping) -> list[str]:
+    """countdown{n} for every evaluated number count (paper: 3, 4, 5)."""
+    return [f"countdown{n}" for n in config["countdown"]["test_numbers"]]
+
+
+def countdown_splits(config: Mapping) -> list[str]:
+    """Every Countdown split: the 2-number training data, the 2-number held-out check, the tests."""
+    check = f"countdown{COUNTDOWN_ATOMIC_CHECK}"
+    return [COUNTDOWN_TRAIN, *dict.fromkeys([check, *countdown_test_splits(config)])]
+
+
+def is_countdown_split(split: str) -> bool:
+    return split == COUNTDOWN_TRAIN or bool(COUNTDOWN_TEST.match(split))
+
+
+def countdown_split_spec(config: Mapping, split: str) -> dict:
+    """Generator arguments of one Countdown split (the CLI of ``fgx.tasks.countdown generate``).
+
+    Training data has 2 numbers only (one arithmetic step: the atomic skill); its problems and
+    the 2-number check's come from disjoint hash partitions, so the check is held out. The
+    3/4/5-number tests cannot share a problem with 2-number data. The style follows the string
+    task's (compact: fgx's sampler with step-by-step reference solutions; paper: reasoning-gym
+    problems with upstream's prompt)."""
+    cd = config["countdown"]
+    style = config["task"]["style"]
+    seed = derive_seed(config["seed"], "countdown", split)
+    if split == COUNTDOWN_TRAIN:
+        return {"numbers": 2, "num": cd["train_problems"], "split": "train", "partition": "train",
+                "style": style, "seed": seed}
+    m = COUNTDOWN_TEST.match(split)
+    if m and split in countdown_splits(config):
+        n = int(m[1])
+        return {"numbers": n, "num": cd["test_problems"], "split": "test",
+                "partition": "test" if n == 2 else "none", "style": style, "seed": seed}
+    raise ValueError(f"unknown countdown split {split!r}; known: {', '.join(countdown_splits(config))}")
+
+
+def countdown_generate_args(config: Mapping, split: str) -> str:
+    """``fgx.tasks.countdown generate`` command-line arguments for one split."""
+    s = countdown_split_spec(config, split)
+    return (f"--numbers {s['numbers']} --num {s['num']} --seed {s['seed']} --split {s['split']} "
+            f"--style {s['style']} --partition {s['partition']}")
+
+
+def data_path(config: Mapping, split: str) -> str:
+    """The problem file of a split (string task or Countdown), as rollout/evaluate read it."""
+    if is_countdown_split(split):
+        return f"results/data/countdown/{split}.parquet"
+    return f"results/data/strings/{split}.parquet"
+
+
 def training_splits(config: Mapping) -> list[str]:
     """Splits a model may learn from (the leakage check compares the test set against these)."""
     return [s for s in string_splits(config) if s not in ("test", "val")]
@@ -126,12 +194,75 @@ def sft_sources(config: Mapping, model: str) -> dict[str, str]:
     """Which model and which filtered-rollout file an SFT (RFT) model is trained from."""
     if model == "stage1":
         return {"init": model_dir(config, "base"), "data": "results/rft/base/stage1.parquet"}
+    if model == MULTI_BASE:
+        return {"init": model_dir(config, "base"), "data": f"results/rft/mix/{MULTI_BASE}.parquet"}
     m = RFT_ITER.match(model)
     if m and 1 <= int(m[1]) <= rft_iterations(config):
         i = int(m[1])
         prev = "stage1" if i == 1 else f"rft_level2_iter{i - 1}"
         return {"init": model_dir(config, prev), "data": f"results/rft/{prev}/level2_chunk{i}.parquet"}
     raise ValueError(f"no SFT recipe for model {model!r}")
+
+
+def countdown_sft_source(config: Mapping) -> str:
+    """Where the Multi-Base's Countdown 2-number SFT examples come from.
+
+    compact style (the tiny default): the reference traces themselves (extra_info.solution).
+    The tiny base has never seen Countdown, so rejection sampling from it would keep nothing:
+    its atomic skill must come from supervised data, as an LLM's comes from pretraining.
+    Measured (README "Countdown transfer"): SFT of the shared string base on the merged data
+    gives the Multi-Base real 2-number skill for a few seconds of CPU; pretraining a separate
+    base on strings + Countdown would double the most expensive job of the DAG.
+    paper style (an LLM that can already do arithmetic): the paper's recipe, correct rollouts
+    of the base on 2-number problems (RFT data), filtered like Stage 1's string rollouts."""
+    if config["task"]["style"] == "compact":
+        return data_path(config, COUNTDOWN_TRAIN)
+    return f"results/rft/base/{COUNTDOWN_TRAIN}.parquet"
+
+
+def sft_mix_sources(config: Mapping, model: str) -> list[str]:
+    """The files whose rows are merged into one SFT data set (rule mix_sft_data).
+
+    Multi-Base (paper Section 4.3): Stage-1's string Level-1 RFT data (the very file the
+    String-Base's Stage 1 trains on) merged with Countdown 2-number data."""
+    if model == MULTI_BASE:
+        return ["results/rft/base/stage1.parquet", countdown_sft_source(config)]
+    raise ValueError(f"no merged SFT data for model {model!r}; known: {MULTI_BASE}")
+
+
+def sft_mix_settings(config: Mapping, model: str) -> str:
+    """How the merge weights its sources: ``repeats`` per source (a list aligned with
+    sft_mix_sources), so the small Countdown set can be seen more often than once per epoch."""
+    if model != MULTI_BASE:
+        raise ValueError(f"no merged SFT data for model {model!r}; known: {MULTI_BASE}")
+    return dumps({"repeats": [1, config["countdown"].get("train_repeats", 1)],
+                  "seed": derive_seed(config["seed"], "mix", model)})
+
+
+def rl_model(run: str, lineage: str = "string") -> str:
+    """The RL model name of a lineage and train split: rl_level1 (string), rl_multi_level1 (multi)."""
+    if lineage not in RL_LINEAGES or run not in RL_RUNS:
+        raise ValueError(f"no RL model for lineage {lineage!r}, run {run!r}; lineages: "
+                         f"{', '.join(RL_LINEAGES)}; runs: {', '.join(RL_RUNS)}")
+    return f"rl_{RL_LINEAGES[lineage]}{run}"
+
+
+def rl_sources(config: Mapping, model: str) -> dict[str, str]:
+    """Init model, train split and held-out split of an RL model. Both lineages run the same
+    string-task RL (same data and settings); only the starting checkpoint differs."""
+    m = RL_MODEL.match(model)
+    if not m:
+        raise ValueError(f"{model!r} is not an RL model (rl_<run> or rl_multi_<run>)")
+    init = MULTI_BASE if m[1] else "stage1"
+    return {"init": model_dir(config, init), "train": data_path(config, m[2]), "val": data_path(config, "val")}
+
+
+def rl_dir(model: str) -> str:
+    """results/rl/<dir>/ of an RL model (metrics, resumable work directory): rl_level1 -> level1,
+    rl_multi_level1 -> multi_level1."""
+    if not RL_MODEL.match(model):
+        raise ValueError(f"{model!r} is not an RL model (rl_<run> or rl_multi_<run>)")
+    return f"results/rl/{model.removeprefix('rl_')}"
 
 
 # ---------------------------------------------------------------------------- settings
@@ -150,13 +281,11 @@ def pretrain_settings(config: Mapping) -> str:
 def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> str:
     """Sampling settings: ``purpose`` is 'rollout' (training data) or 'eval'."""
     if purpose == "eval":
-        s = config["evaluate"]
+        # Countdown tests: countdown.evaluate (Avg@32 at T=1.0); string tests: evaluate
+        s = config["countdown"]["evaluate"] if is_countdown_split(split) else config["evaluate"]
         sampling = {"n": s["n"], "temperature": s.get("temperature", 1.0),
                     "max_new_tokens": s.get("max_new_tokens", 256)}
-    elif split == "pretrain_prior":
-        spec = dict(stage=2, split="train", min_level=2, max_level=3,
-                    num=data["pretrain_prior_problems"], grammar="builtins")
-    elif split == "stage1":
+    elif split in ("stage1", COUNTDOWN_TRAIN):  # Multi-Base's Countdown RFT data: Stage 1's sampling
         sampling = dict(config["stage1"]["rollout"])
     elif split.startswith("level2_chunk"):
         s = config["rft_baseline"]
@@ -170,12 +299,16 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
 
 
 def filter_settings(config: Mapping, split: str) -> str:
-    f = dict(config["stage1"]["filter"]) if split == "stage1" else {"drop_all_solved": False, "max_per_prompt": 1}
+    stage1 = split in ("stage1", COUNTDOWN_TRAIN)
+    f = dict(config["stage1"]["filter"]) if stage1 else {"drop_all_solved": False, "max_per_prompt": 1}
     return dumps(f)
 
 
 def sft_settings(config: Mapping, model: str) -> str:
-    sft = config["stage1"]["sft"] if model == "stage1" else config["rft_baseline"]["sft"]
+    if model == MULTI_BASE:
+        sft = config["countdown"]["sft"]
+    else:
+        sft = config["stage1"]["sft"] if model == "stage1" else config["rft_baseline"]["sft"]
     return dumps({**_runtime(config), **sft, "seed": derive_seed(config["seed"], "sft", model)})
 
 
@@ -204,7 +337,12 @@ FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accu
 
 def figure_settings(config: Mapping, figure: str) -> str:
     keys = FIGURE_KEYS[figure]
-    return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}})
+    extra = {}
+    if figure == "countdown_transfer":  # bootstrap CIs over prompts, as the metrics rule's
+        e = config["evaluate"]
+        extra = {"bootstrap": e.get("bootstrap", 1000), "ci": e.get("ci", 0.95),
+                 "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
+    return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}, **extra})
 
 
 # ---------------------------------------------------------------------------- targets
@@ -228,6 +366,18 @@ def failure_mode_models(config: Mapping) -> list[str]:
     return [m for m in wanted if not m.startswith("rl_") or m.removeprefix("rl_") in config["rl"]["runs"]]
 
 
+def countdown_models(config: Mapping) -> list[str]:
+    """Paper Table 1's models, in its order: Multi-Base, Multi-Base + string RL (countdown.rl_runs),
+    String-Base + RL L1+2. None of them ever gets Countdown RL."""
+    return [MULTI_BASE, *(rl_model(run, "multi") for run in config["countdown"]["rl_runs"]),
+            rl_model(STRING_BASE_RUN)]
+
+
+def countdown_eval_targets(config: Mapping) -> list[str]:
+    """Evaluations outside the figure: Multi-Base on held-out 2-number problems (its atomic skill)."""
+    return [f"results/eval/{MULTI_BASE}/countdown{COUNTDOWN_ATOMIC_CHECK}.parquet"]
+
+
 def figure_inputs(config: Mapping, figure: str) -> list[str]:
     """The artifacts each figure reads."""
     runs = config["rl"]["runs"]
@@ -239,6 +389,9 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"results/rl/{run}/metrics.parquet" for run in runs]
     if figure == "failure_modes":
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
+    if figure == "countdown_transfer":
+        return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)
+                for split in countdown_test_splits(config)]
     raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
 
 
@@ -247,4 +400,11 @@ def browser_settings(config: Mapping) -> str:
 
 
 def figure_targets(config: Mapping) -> list[str]:
-    return [f"figures/{name}.pdf" for name in FIGURES]
+    """Every figure the config asks for (countdown_transfer only with countdown.enabled)."""
+    return [f"figures/{name}.pdf" for name in FIGURES
+            if name != "countdown_transfer" or countdown_enabled(config)]
+
+
+def extra_targets(config: Mapping) -> list[str]:
+    """Targets of `rule all` besides the figures."""
+    return countdown_eval_targets(config) if countdown_enabled(config) else []

@@ -26,6 +26,7 @@ COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_
 
 # The paper's four models, in its order (Table 1).
 MODEL_LABELS = {
+    "stage1_multi": "Multi-Base",  # the DAG's name (results/models/stage1_multi)
     "multi_base": "Multi-Base",
     "rl_multi_level1": "Multi-Base + RL L1",
     "rl_multi_level1to2": "Multi-Base + RL L1+2",
