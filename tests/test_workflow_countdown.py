@@ -61,7 +61,7 @@ def test_multi_base_lineage(config):
     paper = {**config, "task": {**config["task"], "style": "paper"}}
     assert wf.sft_mix_sources(paper, "stage1_multi")[1] == "results/rft/base/countdown_train.parquet"
     assert json.loads(wf.sft_mix_settings(config, "stage1_multi"))["repeats"] == [
-        1, config["countdown"]["train_repeats"]]
+        config["countdown"]["string_repeats"], config["countdown"]["train_repeats"]]
     path_cfg = {**config, "model": {"source": "path", "path": "/models/llama"}}
     assert wf.sft_sources(path_cfg, "stage1_multi")["init"] == "/models/llama"
     with pytest.raises(ValueError, match="no merged SFT data"):

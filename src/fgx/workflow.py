@@ -231,12 +231,13 @@ def sft_mix_sources(config: Mapping, model: str) -> list[str]:
 
 
 def sft_mix_settings(config: Mapping, model: str) -> str:
-    """How the merge weights its sources: ``repeats`` per source (a list aligned with
-    sft_mix_sources), so the small Countdown set can be seen more often than once per epoch."""
+    """How the merge weights its sources: ``repeats`` per source (aligned with sft_mix_sources:
+    countdown.string_repeats for the string RFT data, countdown.train_repeats for Countdown), so
+    the string data are not swamped by the Countdown data (the tiny model forgets strings)."""
     if model != MULTI_BASE:
         raise ValueError(f"no merged SFT data for model {model!r}; known: {MULTI_BASE}")
-    return dumps({"repeats": [1, config["countdown"].get("train_repeats", 1)],
-                  "seed": derive_seed(config["seed"], "mix", model)})
+    cd = config["countdown"]
+    return dumps({"repeats": [cd.get("string_repeats", 1), cd.get("train_repeats", 1)]})
 
 
 def rl_model(run: str, lineage: str = "string") -> str:
