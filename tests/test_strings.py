@@ -350,3 +350,26 @@ def test_hash_partitions_make_splits_disjoint_without_reading_each_other():
     # without partitions the function-free expressions ("(x + x)", "x.upper()") do collide
     plain_test, plain_train = codes(2, "test", "none", 1), codes(2, "train", "none", 3)
     assert plain_test & plain_train
+
+
+@pytest.mark.parametrize("grammar", ["builtins", "outer_call"])
+def test_pretraining_prior_grammars_never_put_a_custom_function_inside_a_context(grammar):
+    """The tiny model's prior shows nested traces, but a custom function is never evaluated
+    below the root: that skill (composition) is left for Stage-2 RL to discover."""
+    from fgx.tasks.strings.expr import Call, children, functions_used
+
+    probs = S.generate_problems(stage=1, split="train", min_level=2, max_level=3, num=400, seed=5,
+                              max_value_len=16, grammar=grammar)
+    assert {p.level for p in probs} == {2, 3}
+    rooted = 0
+    for p in probs:
+        stack = list(children(p.expr))
+        while stack:
+            e = stack.pop()
+            assert not functions_used(e), f"custom function inside a context: {p.expr}"
+            stack += list(children(e))
+        rooted += type(p.expr) is Call
+    if grammar == "builtins":
+        assert rooted == 0
+    else:  # half the time a custom function (any of the 25) wraps the builtin sub-expression
+        assert 0.35 < rooted / len(probs) < 0.65

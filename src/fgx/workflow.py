@@ -55,7 +55,8 @@ def string_splits(config: Mapping) -> list[str]:
 
 def pretrain_splits(config: Mapping) -> list[str]:
     """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus
-    (if data.pretrain_prior_problems > 0) nested traces of builtin str methods only."""
+    (if data.pretrain_prior_problems > 0) nested traces whose inner calls are builtin str methods
+    (``data.pretrain_prior_grammar``: builtins only, or outer_call = a custom function may wrap them)."""
     return ["pretrain"] + (["pretrain_prior"] if config["data"].get("pretrain_prior_problems", 0) else [])
 
 
@@ -68,8 +69,9 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     if split == "pretrain":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"])
     elif split == "pretrain_prior":
-        spec = dict(stage=2, split="train", min_level=2, max_level=3,
-                    num=data["pretrain_prior_problems"], grammar="builtins")
+        # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
+        spec = dict(stage=1, split="train", min_level=2, max_level=3, num=data["pretrain_prior_problems"],
+                    grammar=data.get("pretrain_prior_grammar", "builtins"))
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:

@@ -37,9 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reject programs with a longer input, literal or intermediate value")
     g.add_argument("--exclude", nargs="*", default=[], metavar="PARQUET",
                    help="parquet files whose expressions must not be generated (e.g. the test set)")
-    g.add_argument("--grammar", choices=["upstream", "builtins"], default="upstream",
+    g.add_argument("--grammar", choices=["upstream", "builtins", "outer_call"], default="upstream",
                    help="upstream: the paper's expressions; builtins: str methods and + only "
-                        "(the tiny model's pretraining prior for step-by-step evaluation)")
+                        "(the tiny model's pretraining prior for step-by-step evaluation); outer_call: "
+                        "builtins under, half the time, one custom function at the root (never a "
+                        "custom function inside a context)")
     g.add_argument("--partition", choices=["none", "train", "test", "val"], default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "
                         "never share an expression, without reading each other's files")

@@ -90,7 +90,13 @@ class ExprSampler:
         if not self.param:
             raise _Retry
         op = rng.choice(self.param)
-        sub = self.expr(rng, d - 1)
+        return self.call(rng, op, self.expr(rng, d - 1))
+
+    @staticmethod
+    def call(rng: random.Random, op: int, sub: Expr) -> Call:
+        """``func_op(sub)`` with its parameter (if any) drawn as upstream draws it."""
+        if op in F.NO_PARAM_ORDER:
+            return Call(op, (sub,))
         if op in (1, 18):
             p = Int(rng.randint(2, 4))
         elif op in (5, 6):
@@ -125,7 +131,28 @@ class BuiltinSampler(ExprSampler):
         return Method(rng.choice(F.BUILTIN_METHODS), self.expr(rng, d - 1))
 
 
-GRAMMARS = ("upstream", "builtins")
+class OuterCallSampler(ExprSampler):
+    """Builtin-only sub-expressions (as ``BuiltinSampler``) under, half the time, one custom
+    function at the root: ``f17(upper("cba"))`` -> ``f17("CBA")`` -> ``"ABC"``.
+
+    Not part of the paper's task: the tiny model's pretraining prior. It shows the trace
+    mechanics (rewrite the innermost call in place, copy its context, evaluate a custom function
+    once it is the whole line) while a custom function is still never evaluated *inside* a
+    context. That skill, composition, is what Stage-2 RL on Level 2 has to discover; RL on
+    Level 1 never meets a context.
+    """
+
+    def __init__(self, funcs: Iterable[int]):
+        super().__init__(funcs)
+        self._builtins = BuiltinSampler()
+
+    def expr(self, rng: random.Random, d: int) -> Expr:
+        if d == 0 or rng.random() < 0.5:
+            return self._builtins.expr(rng, d)
+        return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
+
+
+GRAMMARS = ("upstream", "builtins", "outer_call")
 PARTITIONS = ("none", "train", "test", "val")
 
 
@@ -194,6 +221,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if grammar == "builtins":
         sampler = BuiltinSampler()
+    elif grammar == "outer_call":
+        sampler = OuterCallSampler(function_set(stage, split) if funcs is None else funcs)
     else:
         sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
