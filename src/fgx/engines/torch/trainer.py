@@ -758,5 +758,6 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping
     publish_checkpoint(model, tok, out_dir, max_new_tokens=s.max_new_tokens)
     write_json(dict(resolved, n_params=n_params(model), final_step=step), out_dir / "resolved_config.json")
     mdf = pd.DataFrame(metrics, columns=["step", "metric", "level", "value"])
-    write_parquet(mdf, metrics_path)
+    # the run's resolved settings travel in the parquet metadata (figures' config_hash provenance)
+    write_parquet(mdf, metrics_path, settings=dict(resolved, final_step=step))
     return {"steps": step, "metrics": mdf}
