@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from .generate import GRAMMARS, PARTITIONS, SPLITS, STYLES, generate
+
 
 def _positive_int(text: str) -> int:
     try:
@@ -24,25 +26,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--stage", type=int, choices=[1, 2], required=True,
                    help="1: prompts show the functions' definitions (all 25 functions); "
                         "2: main_solution only (train or held-out eval functions)")
-    g.add_argument("--split", choices=["train", "test"], required=True,
+    g.add_argument("--split", choices=SPLITS, required=True,
                    help="stage 2: train -> train functions, test -> held-out eval functions")
     g.add_argument("--min-level", type=_positive_int, required=True)
     g.add_argument("--max-level", type=_positive_int, required=True)
     g.add_argument("--num", type=int, required=True, help="problems in all, split evenly across levels")
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
-    g.add_argument("--style", choices=["paper", "compact"], default="paper",
+    g.add_argument("--style", choices=STYLES, default="paper",
                    help="paper: upstream's code prompt; compact: f17(f3(\"ab\")) prompt + trace solution")
     g.add_argument("--max-value-len", type=_positive_int, default=None,
                    help="reject programs with a longer input, literal or intermediate value")
     g.add_argument("--exclude", nargs="*", default=[], metavar="PARQUET",
                    help="parquet files whose expressions must not be generated (e.g. the test set)")
-    g.add_argument("--grammar", choices=["upstream", "builtins", "outer_call"], default="upstream",
+    g.add_argument("--grammar", choices=GRAMMARS, default="upstream",
                    help="upstream: the paper's expressions; builtins: str methods and + only "
                         "(the tiny model's pretraining prior for step-by-step evaluation); outer_call: "
                         "builtins under, half the time, one custom function at the root (never a "
                         "custom function inside a context)")
-    g.add_argument("--partition", choices=["none", "train", "test", "val"], default="none",
+    g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "
                         "never share an expression, without reading each other's files")
     return p
@@ -51,8 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from fgx.io import write_parquet
-
-    from .generate import generate
 
     if args.min_level > args.max_level:
         print(f"error: --min-level {args.min_level} is above --max-level {args.max_level}; "

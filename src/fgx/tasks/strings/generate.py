@@ -85,8 +85,7 @@ class ExprSampler:
         if rng.random() < 0.5:
             if not self.no_param:
                 raise _Retry
-            op = rng.choice(self.no_param)
-            return Call(op, (self.expr(rng, d - 1),))
+            return self.call(rng, rng.choice(self.no_param), self.expr(rng, d - 1))
         if not self.param:
             raise _Retry
         op = rng.choice(self.param)
