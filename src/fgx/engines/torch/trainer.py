@@ -259,6 +259,17 @@ class Checkpointer:
             shutil.rmtree(old, ignore_errors=True)
         return path
 
+    @staticmethod
+    def restore(path: Path, model, opt, sched) -> dict:
+        """Load checkpoint ``path`` into model, optimizer, scheduler and the global RNGs; return
+        its trainer state (step and the loop's own fields)."""
+        st = torch.load(path / "trainer_state.pt", weights_only=False)
+        _load_weights_into(model, path)
+        opt.load_state_dict(st["optimizer"])
+        sched.load_state_dict(st["scheduler"])
+        _set_rng_state(st["rng"])
+        return st
+
 
 def _rng_state() -> dict:
     st = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
@@ -331,12 +342,8 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
     step, log = 0, []
     last = ckpt.latest() if s.save_every else None
     if last is not None:
-        st = torch.load(last / "trainer_state.pt", weights_only=False)
-        _load_weights_into(model, last)
-        opt.load_state_dict(st["optimizer"])
-        sched.load_state_dict(st["scheduler"])
+        st = ckpt.restore(last, model, opt, sched)
         step, log = st["step"], st["log"]
-        _set_rng_state(st["rng"])
         print(f"{desc}: resumed from {last} at step {step}/{total}")
     lengths = [len(x[0]) for x in examples]
     model.train()
@@ -554,13 +561,9 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping
                 "val_path": str(val_path), **dataclasses.asdict(s), "kl_coef_effective": algo.kl_coef}
     last = ckpt.latest()
     if last is not None:
-        st = torch.load(last / "trainer_state.pt", weights_only=False)
-        _load_weights_into(model, last)
-        opt.load_state_dict(st["optimizer"])
-        sched.load_state_dict(st["scheduler"])
+        st = ckpt.restore(last, model, opt, sched)
         step, metrics = st["step"], st["metrics"]
         stream = _PromptStream(len(train), s.seed, **st["stream"])
-        _set_rng_state(st["rng"])
         if ref is not None and (last / "ref_model.safetensors").exists():
             from safetensors.torch import load_file
 
