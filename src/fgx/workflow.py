@@ -390,7 +390,7 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
     if figure == "rft_vs_rl":
         return [f"results/metrics/{m}/test.parquet" for m in rft_vs_rl_models(config)]
     if figure in ("rl_level_accuracy", "training_dynamics"):
-        return [f"results/rl/{run}/metrics.parquet" for run in runs]
+        return [f"{rl_dir(rl_model(run))}/metrics.parquet" for run in runs]
     if figure == "failure_modes":
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
     if figure == "countdown_transfer":
