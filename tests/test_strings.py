@@ -373,3 +373,26 @@ def test_pretraining_prior_grammars_never_put_a_custom_function_inside_a_context
         assert rooted == 0
     else:  # half the time a custom function (any of the 25) wraps the builtin sub-expression
         assert 0.35 < rooted / len(probs) < 0.65
+
+
+def test_context_call_prior_has_one_custom_call_and_never_one_inside_another():
+    """The stronger prior evaluates a custom function inside builtin contexts too (the skill a
+    pretrained LLM brings), but composition proper, a custom call inside a custom call, is
+    still left for Stage-2 RL."""
+    from fgx.tasks.strings.expr import Call, children
+
+    probs = S.generate_problems(stage=1, split="train", min_level=2, max_level=3, num=400, seed=5,
+                                max_value_len=16, grammar="context_call")
+    assert {p.level for p in probs} == {2, 3}
+    below_root = 0
+    for p in probs:
+        calls, stack = [], [(p.expr, 0)]
+        while stack:
+            e, depth = stack.pop()
+            if type(e) is Call:
+                calls.append(depth)
+            stack += [(c, depth + 1) for c in children(e)]
+        assert len(calls) == 1, f"want exactly one custom call: {p.expr}"
+        below_root += calls[0] > 0
+    # the call sits at a uniformly drawn depth: below the root in about 1/2 (level 2) to 2/3 (level 3)
+    assert 0.45 < below_root / len(probs) < 0.7

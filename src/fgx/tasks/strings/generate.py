@@ -151,7 +151,36 @@ class OuterCallSampler(ExprSampler):
         return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
 
 
-GRAMMARS = ("upstream", "builtins", "outer_call")
+class ContextCallSampler(ExprSampler):
+    """Exactly one custom function, anywhere in a builtin expression: at the root
+    (``f17(upper("cba"))``) or inside a builtin context (``upper(f17(x))``, ``(f3(x)+"ab")``).
+
+    Not part of the paper's task: a stronger pretraining prior than ``OuterCallSampler``. It also
+    shows a custom function evaluated *inside* a context, but only inside builtin contexts; a
+    custom function inside another custom function (the test set's composition) never appears.
+    """
+
+    def __init__(self, funcs: Iterable[int]):
+        super().__init__(funcs)
+        self._builtins = BuiltinSampler()
+
+    def expr(self, rng: random.Random, d: int) -> Expr:
+        if d == 0:
+            return self._builtins.expr(rng, 0)
+        return self._call_below(rng, d, rng.randrange(d))
+
+    def _call_below(self, rng: random.Random, d: int, wrappers: int) -> Expr:
+        """A depth-``d`` expression whose custom call sits under ``wrappers`` builtin nodes."""
+        if wrappers == 0:
+            return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
+        inner = self._call_below(rng, d - 1, wrappers - 1)
+        if rng.random() < 0.3:
+            other = self._builtins.expr(rng, d - 1)
+            return Concat(inner, other) if rng.random() < 0.5 else Concat(other, inner)
+        return Method(rng.choice(F.BUILTIN_METHODS), inner)
+
+
+GRAMMARS = ("upstream", "builtins", "outer_call", "context_call")
 PARTITIONS = ("none", "train", "test", "val")
 
 
@@ -222,6 +251,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         sampler = BuiltinSampler()
     elif grammar == "outer_call":
         sampler = OuterCallSampler(function_set(stage, split) if funcs is None else funcs)
+    elif grammar == "context_call":
+        sampler = ContextCallSampler(function_set(stage, split) if funcs is None else funcs)
     else:
         sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
