@@ -57,3 +57,19 @@ def test_bad_config_fails_before_any_job(tmp_path):
     out = proc.stdout + proc.stderr
     assert "key 'rl.loss_agg_mode'" in out and "token-mean" in out
     assert "Building DAG" not in out
+
+
+def test_readme_change_a_knob_example_changes_exactly_rl_lr():
+    """The README's `sed` example must keep matching config.yaml as its defaults move on."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    m = re.search(r"sed -i 's/(\^[^/]+)/([^/]+)/' config\.yaml", readme)
+    assert m, "README's 'Changing a knob' section lost its sed example"
+    text = (ROOT / "config.yaml").read_text()
+    changed = re.sub(m[1], m[2], text, flags=re.M)
+    assert changed != text, f"README's sed pattern {m[1]!r} matches nothing in config.yaml"
+    before, after = yaml.safe_load(text), yaml.safe_load(changed)
+    assert after["rl"]["lr"] != before["rl"]["lr"]
+    after["rl"]["lr"] = before["rl"]["lr"]
+    assert after == before, "README's sed example changes more than rl.lr"
