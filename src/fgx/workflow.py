@@ -56,7 +56,8 @@ def string_splits(config: Mapping) -> list[str]:
 def pretrain_splits(config: Mapping) -> list[str]:
     """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus
     (if data.pretrain_prior_problems > 0) nested traces whose inner calls are builtin str methods
-    (``data.pretrain_prior_grammar``: builtins only, or outer_call = a custom function may wrap them)."""
+    (``data.pretrain_prior_grammar``: builtins only, outer_call = a custom function may wrap them, or
+    context_call = one custom function anywhere, also inside builtin contexts)."""
     return ["pretrain"] + (["pretrain_prior"] if config["data"].get("pretrain_prior_problems", 0) else [])
 
 

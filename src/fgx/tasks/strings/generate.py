@@ -148,10 +148,14 @@ class OuterCallSampler(ExprSampler):
     def expr(self, rng: random.Random, d: int) -> Expr:
         if d == 0 or rng.random() < 0.5:
             return self._builtins.expr(rng, d)
+        return self._custom_over_builtins(rng, d)
+
+    def _custom_over_builtins(self, rng: random.Random, d: int) -> Call:
+        """A depth-``d`` custom call (any active function) over a builtin-only sub-expression."""
         return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
 
 
-class ContextCallSampler(ExprSampler):
+class ContextCallSampler(OuterCallSampler):
     """Exactly one custom function, anywhere in a builtin expression: at the root
     (``f17(upper("cba"))``) or inside a builtin context (``upper(f17(x))``, ``(f3(x)+"ab")``).
 
@@ -159,10 +163,6 @@ class ContextCallSampler(ExprSampler):
     shows a custom function evaluated *inside* a context, but only inside builtin contexts; a
     custom function inside another custom function (the test set's composition) never appears.
     """
-
-    def __init__(self, funcs: Iterable[int]):
-        super().__init__(funcs)
-        self._builtins = BuiltinSampler()
 
     def expr(self, rng: random.Random, d: int) -> Expr:
         if d == 0:
@@ -172,7 +172,7 @@ class ContextCallSampler(ExprSampler):
     def _call_below(self, rng: random.Random, d: int, wrappers: int) -> Expr:
         """A depth-``d`` expression whose custom call sits under ``wrappers`` builtin nodes."""
         if wrappers == 0:
-            return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
+            return self._custom_over_builtins(rng, d)
         inner = self._call_below(rng, d - 1, wrappers - 1)
         if rng.random() < 0.3:
             other = self._builtins.expr(rng, d - 1)
@@ -181,6 +181,8 @@ class ContextCallSampler(ExprSampler):
 
 
 GRAMMARS = ("upstream", "builtins", "outer_call", "context_call")
+# grammars over a function set (``builtins`` has none)
+_SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "context_call": ContextCallSampler}
 PARTITIONS = ("none", "train", "test", "val")
 
 
@@ -249,12 +251,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if grammar == "builtins":
         sampler = BuiltinSampler()
-    elif grammar == "outer_call":
-        sampler = OuterCallSampler(function_set(stage, split) if funcs is None else funcs)
-    elif grammar == "context_call":
-        sampler = ContextCallSampler(function_set(stage, split) if funcs is None else funcs)
     else:
-        sampler = ExprSampler(function_set(stage, split) if funcs is None else funcs)
+        sampler = _SAMPLERS[grammar](function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
     # Upstream tries up to 100 inputs per program (all succeed at once without a cap); with a
     # small cap a too-long program fails on every input, so give up on it sooner.
