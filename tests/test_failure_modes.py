@@ -74,6 +74,32 @@ def test_compact_categories(response, expected):
     assert c.reason
 
 
+@pytest.mark.parametrize("response,expected", [
+    (solution_text(EXPR, X, trace="redex"), CORRECT),
+    # the redex trace of an atomic error at step 2 (f8), of a wrong order, of a stop after step 1
+    ('f5("dcx","ab")="abdcx"\nf17(f8("abdcx",1))\nf8("abdcx",1)="bdcax"\nf17("bdcax")\n'
+     'f17("bdcax")="xacdb"\n{"output": "xacdb"}', ATOMIC),
+    ('f5("dcx","ab")="abdcx"\nf17(f8("abdcx",1))\nf17("abdcx")="xcdba"\nf8("xcdba",1)\n{"output": "cdbax"}',
+     INCORRECT),
+    ('f5("dcx","ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
+    ('f17(f8(f5("dcx","ab"),1))="qq"\n{"output": "qq"}', IGNORES),  # evaluates the prompt in one go
+])
+def test_compact_redex_traces_are_read_as_the_rewrite_steps_they_imply(response, expected):
+    c = classify_detailed(response, GT, style="compact")
+    assert c.category == expected, c.reason
+
+
+def test_redex_trace_implies_the_rewrite_trace_on_generated_problems():
+    df = generate(stage=2, split="train", min_level=1, max_level=5, num=100, seed=5, style="compact",
+                  max_value_len=16)
+    for r in df.itertuples():
+        e = parse_code(json.loads(r.reward_model["ground_truth"])["ref_code"])
+        x = json.loads(r.reward_model["ground_truth"])["ref_input"]["x"]
+        want = trace_lines(e, x, 16)
+        got = FM._as_rewrite_trace(trace_lines(e, x, 16, "redex"), FM._inline(e, x))
+        assert [ln for i, ln in enumerate(got) if i == 0 or ln != got[i - 1]] == want
+
+
 def test_compact_reasons_name_the_step():
     c = classify_detailed('f17(f8("abdcx",1))\nf17("bdcax")\n', GT)
     assert c.step == 2 and 'f8("abdcx",1)' in c.reason and '"bdcxa"' in c.reason

@@ -119,6 +119,24 @@ def test_trace_is_leftmost_innermost_and_replays():
     assert json.loads(lines[-1]) == {"output": "yxyxABBA"}
 
 
+def test_redex_trace_copies_each_call_with_its_value_then_rewrites():
+    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    lines = S.trace_lines(e, "xy", trace="redex")
+    assert lines == ['f17("xy")="yx"', '(f1("yx",2)+upper(f9("ab")))', 'f1("yx",2)="yxyx"',
+                     '("yxyx"+upper(f9("ab")))', 'f9("ab")="abba"', '("yxyx"+upper("abba"))',
+                     'upper("abba")="ABBA"', '("yxyx"+"ABBA")', '("yxyx"+"ABBA")="yxyxABBA"',
+                     '{"output": "yxyxABBA"}']
+    # a Level-1 answer is its call copied with the value: the local context of every later step
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="redex") == (
+        'f3("dcba")="abcd"\n{"output": "abcd"}\n')
+    # the same steps as the rewrite trace: its expression lines, then the last value
+    rewrite = S.trace_lines(e, "xy")
+    assert [ln for ln in lines[:-1] if "=" not in ln] == rewrite[:-2]
+    assert lines[-2].split("=")[-1] == rewrite[-2]
+    with pytest.raises(ValueError, match="unknown trace 'tree'.*rewrite, redex"):
+        S.trace_lines(e, "xy", trace="tree")
+
+
 def test_quoting_of_special_characters():
     e = Call(5, (X, Str('a"b\\c\n')))
     assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))

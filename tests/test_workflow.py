@@ -39,6 +39,16 @@ def test_split_specs_follow_the_paper(config):
         wf.string_split_spec(config, "level9")
 
 
+def test_trace_format_reaches_only_the_pretraining_data(config):
+    """task.trace changes the base model's data, not the test set or the RL data (no rerun there)."""
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    config["task"]["trace"] = "redex"
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    changed = sorted(s for s in before if before[s] != after[s])
+    assert changed == sorted(wf.pretrain_splits(config))
+    assert all(after[s].endswith("--trace redex") for s in changed)
+
+
 def test_model_lineage(config):
     assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}

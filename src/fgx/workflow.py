@@ -67,12 +67,15 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     lo, hi = data["test_levels"]
     common = {"style": task["style"], "max_value_len": task.get("max_value_len"),
               "seed": derive_seed(config["seed"], "data", split)}
+    # only the pretraining splits' reference traces are ever read (the base model learns their
+    # format); every other split's solution column is informative only and keeps the default
+    trace = task.get("trace", "rewrite")
     if split == "pretrain":
-        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"])
+        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], trace=trace)
     elif split == "pretrain_prior":
         # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
         spec = dict(stage=1, split="train", min_level=2, max_level=3, num=data["pretrain_prior_problems"],
-                    grammar=data.get("pretrain_prior_grammar", "builtins"))
+                    grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace)
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
@@ -103,6 +106,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--partition {split_partition(split)}")
     if spec.get("grammar"):
         args.append(f"--grammar {spec['grammar']}")
+    if spec.get("trace", "rewrite") != "rewrite":
+        args.append(f"--trace {spec['trace']}")
     return " ".join(args)
 
 

@@ -490,9 +490,73 @@ def _judge(p: _Problem, path: tuple, s: str, where: str, remaining: set, paper: 
                                       f"the value {_q(s)} is wrong (expected {_q(node.value)})", first + 1)
 
 
+def _top_level_eq(line: str) -> int:
+    """Index of the first ``=`` outside string literals, or -1."""
+    in_str = esc = False
+    for i, ch in enumerate(line):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "=":
+            return i
+    return -1
+
+
+def _find_subtree(e: Expr, target: Expr, path: tuple = ()) -> tuple | None:
+    """Path of the leftmost-innermost subtree of ``e`` equal to ``target`` (post-order), or None."""
+    for k, c in enumerate(children(e)):
+        found = _find_subtree(c, target, path + (k,))
+        if found is not None:
+            return found
+    return path if e == target else None
+
+
+def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
+    """A ``redex`` trace read as the ``rewrite`` trace it implies.
+
+    A line ``A="v"`` whose ``A`` is a sub-expression of the current expression becomes the current
+    expression with that sub-expression replaced by ``"v"`` (so a following rewritten-expression
+    line that agrees is no progress, and one that disagrees is a carry or structural error); an
+    ``A`` found nowhere becomes the lines ``A`` and ``"v"`` (a structural change, then a step).
+    Lines without a top-level ``=`` (every line of a ``rewrite`` trace) pass through unchanged."""
+    out: list[str] = []
+    cur = e0
+    for k, line in enumerate(lines):
+        if line.startswith("{"):
+            out += lines[k:]
+            break
+        i = _top_level_eq(line)
+        try:
+            if i < 0:
+                cur = parse_compact(line)
+                out.append(line)
+                continue
+            lhs, rhs = parse_compact(line[:i]), parse_compact(line[i + 1:])
+        except (UnsupportedCode, ValueError, RecursionError):
+            out.append(line)  # the classifier's trace breaks off here
+            continue
+        if type(rhs) is not Str:
+            out.append(line)
+            continue
+        path = _find_subtree(cur, lhs)
+        if path is None:
+            out += [render_compact(lhs, ""), render_compact(rhs, "")]
+            cur = rhs
+        else:
+            cur = _replace(cur, path, rhs)
+            out.append(render_compact(cur, ""))
+    return out
+
+
 def _classify_compact(p: _Problem, text: str, found: bool, pred: str | None) -> Classification:
     lines = [ln.strip() for ln in text.split("\n")]
-    lines = [ln for ln in lines if ln]
+    lines = _as_rewrite_trace([ln for ln in lines if ln], p.e0)
     cur = p.e0
     first: Classification | None = None
     in_context = 0

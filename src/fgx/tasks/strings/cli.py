@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from .expr import TRACES
 from .generate import GRAMMARS, PARTITIONS, SPLITS, STYLES, generate
 
 
@@ -48,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "
                         "never share an expression, without reading each other's files")
+    g.add_argument("--trace", choices=TRACES, default="rewrite",
+                   help="format of compact rows' reference traces: rewrite (each line the whole "
+                        "expression, its innermost call evaluated in place) or redex (each step "
+                        "copies the innermost call with its value, then rewrites the expression)")
     return p
 
 
@@ -73,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
-                      partition=args.partition)
+                      partition=args.partition, trace=args.trace)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -232,28 +232,74 @@ def _trace(e: Expr, x: str, cap: int, lines: list[str]):
     return value
 
 
+def _is_literal(e: Expr) -> bool:
+    return type(e) in (Var, Str, Int)
+
+
+def _replace_child(e: Expr, i: int, new: Expr) -> Expr:
+    t = type(e)
+    if t is Call:
+        return Call(e.fn, e.args[:i] + (new,) + e.args[i + 1:])
+    if t is Concat:
+        return Concat(new, e.right) if i == 0 else Concat(e.left, new)
+    return Method(e.name, new)
+
+
+def _reduce_step(e: Expr, x: str, cap: int):
+    """One leftmost-innermost reduction: (rewritten e, the reduced node, its value)."""
+    kids = children(e)
+    for i, c in enumerate(kids):
+        if not _is_literal(c):
+            new_c, redex, value = _reduce_step(c, x, cap)
+            return _replace_child(e, i, new_c), redex, value
+    value = _apply(e, [_eval(c, x, cap, None) for c in kids], cap)
+    return Str(value), e, value
+
+
+def _redex_trace(e: Expr, x: str, cap: int, lines: list[str]):
+    """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
+    with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal."""
+    if _is_literal(e):
+        return _eval(e, x, cap, None)
+    while True:
+        e, redex, value = _reduce_step(e, x, cap)
+        lines.append(render_compact(redex, x) + "=" + quote(value))
+        if _is_literal(e):
+            return value
+        lines.append(render_compact(e, x))
+
+
+TRACES = ("rewrite", "redex")
+
+
 def output_line(value: str) -> str:
     return json.dumps({"output": value}, ensure_ascii=False)
 
 
-def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[str]:
-    """The compact solution, one rewrite per line, ending with ``{"output": ...}`` (no newlines).
+def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite") -> list[str]:
+    """The compact solution, one step per line, ending with ``{"output": ...}`` (no newlines).
 
-    Each line is the whole expression with its leftmost-innermost reducible node (a call,
-    concat or method whose arguments are all literals) replaced by its quoted value.
+    ``rewrite``: each line is the whole expression with its leftmost-innermost reducible node (a
+    call, concat or method whose arguments are all literals) replaced by its quoted value; the
+    value is computed inside the expression's context.
+    ``redex``: each step first copies that node and gives its value (``f3("dcba")="abcd"``), then
+    writes the rewritten expression; every value is computed right after a copy of its call, in
+    the same local context as a Level-1 answer.
     """
+    if trace not in TRACES:
+        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     cap = DEFAULT_MAX_LEN if max_len is None else max_len
     if len(x) > cap:
         raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
     lines: list[str] = []
-    value = _trace(e, x, cap, lines)
+    value = (_trace if trace == "rewrite" else _redex_trace)(e, x, cap, lines)
     lines.append(output_line(value))
     return lines
 
 
-def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> str:
+def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite") -> str:
     """The reference response of a compact row: every trace line followed by ``\\n``."""
-    return "".join(line + "\n" for line in trace_lines(e, x, max_len))
+    return "".join(line + "\n" for line in trace_lines(e, x, max_len, trace))
 
 
 # ----------------------------------------------------------------------------- parsing

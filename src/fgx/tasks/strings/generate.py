@@ -22,7 +22,8 @@ from typing import Iterable
 from . import display
 from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
-                   functions_used, main_solution_code, render_code, render_compact, solution_text)
+                   functions_used, main_solution_code, render_code, render_compact, solution_text,
+                   TRACES)
 
 LOWER = string.ascii_lowercase
 STYLES = ("paper", "compact")
@@ -335,14 +336,14 @@ def ground_truth(x: str, output: str, code: str) -> str:
                        "funcname": "main_solution"})
 
 
-def make_row(p: Problem, *, stage: int, split: str, style: str, index: int) -> dict:
+def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite") -> dict:
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     code = program_code(p.expr, stage)
     if style == "paper":
         content, solution = paper_prompt(code, p.x), None
     else:
-        content, solution = compact_prompt(p.expr, p.x), solution_text(p.expr, p.x)
+        content, solution = compact_prompt(p.expr, p.x), solution_text(p.expr, p.x, trace=trace)
     return {
         "data_source": data_source(p.level),
         "prompt": [{"role": "user", "content": content}],
@@ -356,8 +357,9 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int) -> d
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
-             partition: str = "none"):
-    """Generate a verl-schema DataFrame (one row per problem)."""
+             partition: str = "none", trace: str = "rewrite"):
+    """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
+    compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -365,5 +367,8 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition)
-    rows = [make_row(p, stage=stage, split=split, style=style, index=i) for i, p in enumerate(problems)]
+    if trace not in TRACES:
+        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
+    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace)
+            for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
