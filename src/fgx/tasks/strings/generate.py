@@ -364,11 +364,11 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
 
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
+    if trace not in TRACES:
+        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition)
-    if trace not in TRACES:
-        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace)
             for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
