@@ -41,6 +41,7 @@ def test_split_specs_follow_the_paper(config):
 
 def test_trace_format_reaches_only_the_pretraining_data(config):
     """task.trace changes the base model's data, not the test set or the RL data (no rerun there)."""
+    config["task"]["trace"] = "rewrite"
     before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     config["task"]["trace"] = "redex"
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
