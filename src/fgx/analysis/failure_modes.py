@@ -109,7 +109,7 @@ from typing import Any
 from fgx.tasks.strings import functions as F
 from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children,
                                     evaluate, parse_code, parse_compact, quote, render_code, render_compact,
-                                    trace_lines)
+                                    trace_lines, with_child)
 from fgx.tasks.strings.scoring import compute_score
 
 CORRECT = "Correct"
@@ -181,16 +181,10 @@ def _with_children(e: Expr, kids) -> Expr:
     return Method(e.name, kids[0])
 
 
-def _with_child(e: Expr, k: int, new: Expr) -> Expr:
-    kids = list(children(e))
-    kids[k] = new
-    return _with_children(e, kids)
-
-
 def _replace(e: Expr, path: tuple, new: Expr) -> Expr:
     if not path:
         return new
-    return _with_child(e, path[0], _replace(children(e)[path[0]], path[1:], new))
+    return with_child(e, path[0], _replace(children(e)[path[0]], path[1:], new))
 
 
 def _operands(e: Expr) -> list[int]:
@@ -427,7 +421,7 @@ def _jump_candidates(p: _Problem, i: int, paper: bool, remaining: set | None = N
             continue
         cops = _operands(c)
         z = children(c)[cops[0]]
-        swapped = _with_child(c, cops[0], _with_child(d.expr, dops[0], z))
+        swapped = with_child(c, cops[0], with_child(d.expr, dops[0], z))
         add(_val(_replace(node.expr, d.path[base:], swapped)), INCORRECT,
             f"applies {_label(d.expr, paper)} before {_label(c, paper)} (wrong order)")
     return out

@@ -236,7 +236,8 @@ def _is_literal(e: Expr) -> bool:
     return type(e) in (Var, Str, Int)
 
 
-def _replace_child(e: Expr, i: int, new: Expr) -> Expr:
+def with_child(e: Expr, i: int, new: Expr) -> Expr:
+    """``e`` with its ``i``-th child (``children(e)[i]``) replaced by ``new``."""
     t = type(e)
     if t is Call:
         return Call(e.fn, e.args[:i] + (new,) + e.args[i + 1:])
@@ -251,7 +252,7 @@ def _reduce_step(e: Expr, x: str, cap: int):
     for i, c in enumerate(kids):
         if not _is_literal(c):
             new_c, redex, value = _reduce_step(c, x, cap)
-            return _replace_child(e, i, new_c), redex, value
+            return with_child(e, i, new_c), redex, value
     value = _apply(e, [_eval(c, x, cap, None) for c in kids], cap)
     return Str(value), e, value
 
