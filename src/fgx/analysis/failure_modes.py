@@ -55,7 +55,8 @@ one (``cur``, starting at the inlined program): identical = no progress (ignored
 line with some subtrees replaced by string literals = rewrite steps; anything else = a structural
 change. The first wrong event decides:
 
-1. no in-context rewrite anywhere (a replaced node below the root) -> Ignores Composition;
+1. no in-context rewrite anywhere (a replaced node below the root) -> Ignores Composition (not
+   for a Level-1 problem: its one step is the root, so there is no context to ignore);
 2. a structural change or a changed literal -> Incorrect Composition;
 3. a rewrite of one step (all the node's arguments already literals) with a wrong value ->
    Incorrect Composition when the value is a mis-composition candidate (dropped function, wrong
@@ -585,7 +586,7 @@ def _classify_compact(p: _Problem, text: str, found: bool, pred: str | None) -> 
             else:
                 first = _judge(p, path, value, f"line {k}", remaining, False)
         cur = t
-    if in_context == 0:
+    if in_context == 0 and len(p.nodes) > 1:
         if n_trace == 0:
             why = "no trace: it answers directly" if found else "no trace and no parseable answer"
         else:
