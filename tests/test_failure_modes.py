@@ -121,7 +121,6 @@ def test_compact_binary_and_methods():
     assert classify('("acb"+upper("abc"))\n("acb"+"ABC")\n"acbABD"\n{"output": "acbABD"}', g) == ATOMIC
 
 
-
 def test_level1_errors_are_atomic_not_ignored_composition():
     # a Level-1 problem has one step, the root: a wrong value there is that function's error (or a
     # dropped function), never "ignores composition" (there is no sub-expression to evaluate)
@@ -132,6 +131,7 @@ def test_level1_errors_are_atomic_not_ignored_composition():
     assert c.category == INCORRECT and "drops f8" in c.reason
     assert classify('f8("ezb",1)', g) == INCOMPLETE  # no answer
     assert classify('f8("ezb",1)="zbe"\n{"output": "zbe"}\n', g) == CORRECT
+
 
 PAPER = [
     ('First func_5 adds the prefix: "abdcx". func_8 rotates by one: "bdcxa". func_17 reverses: "axcdb".\n'
