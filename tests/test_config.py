@@ -44,6 +44,10 @@ def test_cross_key_rules():
     bad["data"]["test_levels"] = [5, 2]
     with pytest.raises(ConfigError, match="test_levels"):
         validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_prior_levels"] = [4, 2]
+    with pytest.raises(ConfigError, match="pretrain_prior_levels"):
+        validate_config(bad)
 
 
 def test_bad_config_fails_before_any_job(tmp_path):

@@ -50,6 +50,17 @@ def test_trace_format_reaches_only_the_pretraining_data(config):
     assert all(after[s].endswith("--trace redex") for s in changed)
 
 
+def test_prior_depth_reaches_only_the_prior(config):
+    """data.pretrain_prior_levels changes the prior's problem set alone (a config without it: [2, 3])."""
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_prior_levels"}}
+    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
+    config["data"]["pretrain_prior_levels"] = [2, 4]
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
+    assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
+
+
 def test_model_lineage(config):
     assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}

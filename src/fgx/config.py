@@ -80,9 +80,10 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     if config.get("engine") == "verl" and model.get("source") == "scratch":
         problems.append("key 'model.source': the verl engine needs a pretrained model; "
                         "set model.source: path and model.path (see config.paper.yaml)")
-    levels = (config.get("data", {}) or {}).get("test_levels")
-    if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
-        problems.append(f"key 'data.test_levels': got {levels}; write [min, max] with min <= max")
+    for key in ("test_levels", "pretrain_prior_levels"):
+        levels = (config.get("data", {}) or {}).get(key)
+        if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
+            problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")
     countdown = config.get("countdown") or {}
     if countdown.get("enabled"):
         needed = ("train_problems", "test_problems", "test_numbers", "rl_runs", "sft", "evaluate")

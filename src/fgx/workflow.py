@@ -74,7 +74,8 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], trace=trace)
     elif split == "pretrain_prior":
         # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
-        spec = dict(stage=1, split="train", min_level=2, max_level=3, num=data["pretrain_prior_problems"],
+        lo_p, hi_p = data.get("pretrain_prior_levels", [2, 3])
+        spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
                     grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace)
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
