@@ -8,18 +8,12 @@ import pytest
 import torch
 
 from fgx.engines import get_engine
-from fgx.engines.torch.model import build_model, save_checkpoint
 from fgx.engines.torch.sampler import generate_ids
-from fgx.engines.torch.tokenizer import build_char_tokenizer
 
-from test_torch_engine import PROMPTS, _rand_model, _rl_settings, toy_rows, toy_score
+# the CPU tests' fixtures and helpers, so both tiers run the same models and toy task
+from test_torch_engine import PROMPTS, _rand_model, _rl_settings, base_dir, tok, toy_score  # noqa: F401
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return build_char_tokenizer()
 
 
 def test_fast_sampler_greedy_matches_hf_generate_on_cuda(tok):
@@ -34,12 +28,8 @@ def test_fast_sampler_greedy_matches_hf_generate_on_cuda(tok):
         assert c.token_ids == ref[: len(c.token_ids)], (i, c.token_ids, ref)
 
 
-def test_grpo_raises_reward_on_cuda(tok, tmp_path):
-    m = build_model(dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
-                         max_positions=64), tok, seed=0)
-    save_checkpoint(m, tok, tmp_path / "base")
-    toy_rows().to_parquet(tmp_path / "train.parquet")
-    get_engine("torch").rl(tmp_path / "base", tmp_path / "train.parquet", None, tmp_path / "rl",
-                           tmp_path / "metrics.parquet", _rl_settings(device="cuda"), score_fn=toy_score)
-    reward = pd.read_parquet(tmp_path / "metrics.parquet").query("metric == 'reward'").sort_values("step")["value"]
+def test_grpo_raises_reward_on_cuda(base_dir):
+    get_engine("torch").rl(base_dir / "base", base_dir / "train.parquet", None, base_dir / "rl",
+                           base_dir / "metrics.parquet", _rl_settings(device="cuda"), score_fn=toy_score)
+    reward = pd.read_parquet(base_dir / "metrics.parquet").query("metric == 'reward'").sort_values("step")["value"]
     assert reward.tail(3).mean() > reward.head(3).mean() + 0.2, reward.tolist()
