@@ -285,7 +285,10 @@ def _runtime(config: Mapping) -> dict:
 
 
 def pretrain_settings(config: Mapping) -> str:
-    return dumps({**_runtime(config), "model": config["base"]["model"], "train": config["base"]["train"],
+    base = config["base"]
+    # the default tokenizer is left out of the params, so results built before the key existed stay current
+    tokenizer = {} if base.get("tokenizer", "chars") == "chars" else {"tokenizer": base["tokenizer"]}
+    return dumps({**_runtime(config), "model": base["model"], "train": base["train"], **tokenizer,
                   "seed": derive_seed(config["seed"], "pretrain")})
 
 

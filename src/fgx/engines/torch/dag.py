@@ -32,7 +32,12 @@ def pretrain_settings(s: Mapping[str, Any]) -> dict:
     if unknown:
         raise ValueError(f"base.model: unknown key(s) {unknown}; known: {sorted(MODEL_KEYS)}")
     train = s["train"]
-    return {**_runtime(s), "model": {MODEL_KEYS[k]: v for k, v in s["model"].items()},
+    names = []
+    if s.get("tokenizer", "chars") == "chars+names":
+        from fgx.tasks.strings import compact_call_names
+
+        names = list(compact_call_names())
+    return {**_runtime(s), "model": {MODEL_KEYS[k]: v for k, v in s["model"].items()}, "token_names": names,
             "max_steps": train["steps"], "batch_size": train["batch_size"], "lr": train["lr"],
             "warmup_steps": train.get("warmup_steps", 0), "weight_decay": train.get("weight_decay", 0.0),
             "loss_on_prompt": False}

@@ -63,6 +63,7 @@ class SFTSettings(OptimSettings):
 @dataclass
 class PretrainSettings(SFTSettings):
     model: dict = field(default_factory=dict)  # ModelSettings keys
+    token_names: list = field(default_factory=list)  # names that get one token each before "("
     lr: float = 1e-3
     epochs: float = 10.0
     loss_on_prompt: bool = True
@@ -402,7 +403,7 @@ def pretrain(data_path, out_dir, settings: Mapping[str, Any] | None = None, *,
     device = _setup(s)
     _seed_all(s.seed)
     df = _read_parquet(data_path, "pretraining data")
-    tok = build_char_tokenizer(model_max_length=ms.max_positions)
+    tok = build_char_tokenizer(model_max_length=ms.max_positions, names=s.token_names)
     prompts = _prompt_texts(tok, df, str(data_path))
     sols = []
     for i, (_, row) in enumerate(df.iterrows()):

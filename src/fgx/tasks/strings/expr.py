@@ -144,6 +144,12 @@ def _compose(e: Expr, parts: list[str]) -> str:
     return e.name + "(" + parts[0] + ")"  # Method
 
 
+def compact_call_names() -> tuple[str, ...]:
+    """Every name written before ``(`` in compact text: ``f0``..``f24`` and the builtin methods
+    (the tiny model's optional name tokens, ``base.tokenizer: chars+names``)."""
+    return tuple(f"f{i}" for i in range(F.NUM_FUNCS)) + tuple(F.BUILTIN_METHODS)
+
+
 def render_compact(e: Expr, x: str) -> str:
     """Compact text with the input ``x`` inlined, e.g. ``f17(f3("dcba"))``."""
     t = type(e)
