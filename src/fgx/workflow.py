@@ -71,7 +71,8 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     # format); every other split's solution column is informative only and keeps the default
     trace = task.get("trace", "rewrite")
     if split == "pretrain":
-        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], trace=trace)
+        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], trace=trace,
+                    inputs=data.get("pretrain_inputs", "lowercase"))
     elif split == "pretrain_prior":
         # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
         lo_p, hi_p = data.get("pretrain_prior_levels", [2, 3])
@@ -109,6 +110,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--grammar {spec['grammar']}")
     if spec.get("trace", "rewrite") != "rewrite":
         args.append(f"--trace {spec['trace']}")
+    if spec.get("inputs", "lowercase") != "lowercase":
+        args.append(f"--inputs {spec['inputs']}")
     return " ".join(args)
 
 

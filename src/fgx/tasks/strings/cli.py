@@ -7,7 +7,7 @@ import sys
 import time
 
 from .expr import TRACES
-from .generate import GRAMMARS, PARTITIONS, SPLITS, STYLES, generate
+from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
 
 
 def _positive_int(text: str) -> int:
@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="format of compact rows' reference traces: rewrite (each line the whole "
                         "expression, its innermost call evaluated in place) or redex (each step "
                         "copies the innermost call with its value, then rewrites the expression)")
+    g.add_argument("--inputs", choices=INPUTS, default="lowercase",
+                   help="lowercase: 3..10 lowercase letters (upstream); mixed: every other problem takes "
+                        "3..max-value-len upper-case letters, mixed-case letters, or letters and digits "
+                        "(the tiny model's pretraining: the kinds of values met inside compositions)")
     return p
 
 
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
-                      partition=args.partition, trace=args.trace)
+                      partition=args.partition, trace=args.trace, inputs=args.inputs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -185,6 +185,7 @@ GRAMMARS = ("upstream", "builtins", "outer_call", "context_call")
 # grammars over a function set (``builtins`` has none)
 _SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "context_call": ContextCallSampler}
 PARTITIONS = ("none", "train", "test", "val")
+INPUTS = ("lowercase", "mixed")
 
 
 def _bucket(key: str) -> int:
@@ -212,6 +213,16 @@ def random_input(rng: random.Random, min_len: int = 3, max_len: int = 10) -> str
     return "".join(rng.choices(LOWER, k=rng.randint(min_len, max_len)))
 
 
+# The values inside a composition hold upper-case letters (alternate_case, upper, swapcase, ...)
+# and digits (vowel_to_number, backchain_add_digit), which upstream's lowercase inputs never do.
+_MIXED_ALPHABETS = (string.ascii_uppercase, string.ascii_letters, string.ascii_letters + string.digits)
+
+
+def mixed_input(rng: random.Random, max_len: int) -> str:
+    """3..max_len characters from one of: upper-case letters, letters of both cases, letters and digits."""
+    return "".join(rng.choices(rng.choice(_MIXED_ALPHABETS), k=rng.randint(3, max(3, max_len))))
+
+
 @dataclass(frozen=True)
 class Problem:
     expr: Expr
@@ -232,9 +243,12 @@ def _per_level(num: int, levels: list[int]) -> list[int]:
 def generate_problems(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
-                      progress: bool = False, grammar: str = "upstream", partition: str = "none") -> list[Problem]:
+                      progress: bool = False, grammar: str = "upstream", partition: str = "none",
+                      inputs: str = "lowercase") -> list[Problem]:
     """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
+    ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters) or ``mixed`` (every other problem
+    takes a :func:`mixed_input` of up to the value cap instead; the tiny model's pretraining only).
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer. Raises ValueError when a level cannot be filled within
@@ -250,6 +264,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown partition {partition!r}: use one of {', '.join(PARTITIONS)}")
     if grammar not in GRAMMARS:
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
+    if inputs not in INPUTS:
+        raise ValueError(f"unknown inputs {inputs!r}: use one of {', '.join(INPUTS)}")
     if grammar == "builtins":
         sampler = BuiltinSampler()
     else:
@@ -280,8 +296,9 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
             except _Retry:
                 continue
             x = output = None
+            mixed = inputs == "mixed" and made % 2 == 1
             for _ in range(input_attempts):
-                cand = random_input(rng)
+                cand = mixed_input(rng, cap) if mixed else random_input(rng)
                 try:
                     output = evaluate(e, cand, cap)
                 except ValueTooLong:
@@ -357,9 +374,10 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
-             partition: str = "none", trace: str = "rewrite"):
+             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase"):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
-    compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``)."""
+    compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
+    ``inputs`` the input strings (see :func:`generate_problems`)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -368,7 +386,8 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
-                                 exclude=exclude, progress=progress, grammar=grammar, partition=partition)
+                                 exclude=exclude, progress=progress, grammar=grammar, partition=partition,
+                                 inputs=inputs)
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace)
             for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
