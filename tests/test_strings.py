@@ -414,3 +414,24 @@ def test_context_call_prior_has_one_custom_call_and_never_one_inside_another():
         below_root += calls[0] > 0
     # the call sits at a uniformly drawn depth: below the root in about 1/2 (level 2) to 2/3 (level 3)
     assert 0.45 < below_root / len(probs) < 0.7
+
+
+def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():
+    """``inputs="mixed"``: every other problem takes upper-case / mixed-case / alphanumeric input of up
+    to the value cap (values inside compositions look like that); the default stays upstream's."""
+    from fgx.tasks.strings.generate import generate_problems
+
+    kw = dict(stage=1, split="train", min_level=1, max_level=1, num=400, seed=7, max_value_len=16)
+    plain = generate_problems(**kw)
+    assert all(p.x.isalpha() and p.x.islower() and 3 <= len(p.x) <= 10 for p in plain)
+    mixed = generate_problems(**kw, inputs="mixed")
+    assert [p.code for p in generate_problems(**kw, inputs="mixed")] == [p.code for p in mixed]  # seeded
+    odd = [p.x for p in mixed[1::2]]
+    assert all(p.x.islower() and p.x.isalpha() for p in mixed[0::2])
+    assert sum(not (x.isalpha() and x.islower()) for x in odd) > 0.9 * len(odd)
+    assert any(c.isupper() for x in odd for c in x) and any(c.isdigit() for x in odd for c in x)
+    assert max(len(x) for x in odd) > 10 and all(3 <= len(x) <= 16 for x in odd)
+    for p in mixed:  # the reference output is the function applied to that input
+        assert S.evaluate(p.expr, p.x) == p.output
+    with pytest.raises(ValueError, match="unknown inputs 'upper'.*lowercase, mixed"):
+        generate_problems(**{**kw, "num": 2}, inputs="upper")

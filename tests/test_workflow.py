@@ -61,6 +61,18 @@ def test_prior_depth_reaches_only_the_prior(config):
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
 
 
+def test_pretraining_inputs_reach_only_the_level1_pretraining_data(config):
+    """data.pretrain_inputs changes the base model's Level-1 problems alone (a config without it: lowercase)."""
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_inputs"}}
+    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
+    assert not any("--inputs" in a for a in before.values())
+    config["data"]["pretrain_inputs"] = "mixed"
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain"]
+    assert after["pretrain"].endswith("--inputs mixed")
+
+
 def test_model_lineage(config):
     assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}
