@@ -3,6 +3,8 @@
 - ``failure_modes``: ``classify`` / ``classify_detailed`` one response of the string task into
   Correct / Ignores Composition / Incomplete Trace / Incorrect Composition / Atomic Error,
   ``classify_eval`` every response of an evaluation parquet.
+- ``step_ceiling``: the accuracy perfect composition would reach with a model's atomic skill
+  (``python -m fgx.analysis.step_ceiling --model DIR --eval PARQUET``).
 - ``sample_browser``: ``render_html`` a self-contained HTML page of example responses per
   model, level and category.
 """

@@ -263,6 +263,17 @@ def _reduce_step(e: Expr, x: str, cap: int):
     return Str(value), e, value
 
 
+def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[tuple[Expr, str]]:
+    """The reduction steps of ``e`` on input ``x`` in trace order (leftmost-innermost first): each
+    reduced node with its arguments as they stand at that step (literals, or ``x``) and its value."""
+    cap = DEFAULT_MAX_LEN if max_len is None else max_len
+    out = []
+    while not _is_literal(e):
+        e, redex, value = _reduce_step(e, x, cap)
+        out.append((redex, value))
+    return out
+
+
 def _redex_trace(e: Expr, x: str, cap: int, lines: list[str]):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal."""
