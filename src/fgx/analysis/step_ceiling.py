@@ -60,9 +60,8 @@ def ceiling_table(eval_rows: pd.DataFrame, owners: Sequence[Sequence[int]], step
                        "actual": eval_rows["correct"].apply(lambda c: float(np.mean(c))).to_numpy(),
                        "steps": [len(o) for o in owners],
                        "ceiling": [float(np.prod(acc[list(o)])) for o in owners]})
-    out = df.groupby("level").agg(problems=("actual", "size"), steps=("steps", "mean"),
-                                  actual=("actual", "mean"), ceiling=("ceiling", "mean")).reset_index()
-    return out
+    return df.groupby("level").agg(problems=("actual", "size"), steps=("steps", "mean"),
+                                   actual=("actual", "mean"), ceiling=("ceiling", "mean")).reset_index()
 
 
 def measure(model_dir, eval_path, *, n: int = 16, temperature: float = 1.0, max_new_tokens: int = 96,

@@ -3,10 +3,11 @@
 One token per character: printable ASCII (space..~), newline, tab, the guillemets « » and four
 specials (<pad>=0, <bos>=1, <eos>=2, <unk>=3). Optionally, ``names`` (function names such as
 ``f10`` or ``upper``) become single tokens where a ``(`` follows them, as an LLM's BPE vocabulary
-would have them; elsewhere (inside a string literal) they stay characters. Encoding prepends <bos>;
-decoding joins tokens with nothing in between. ``save_pretrained`` writes tokenizer.json + tokenizer_config.json, so
-``AutoTokenizer.from_pretrained(dir)`` loads it back. It has no chat template: the engine renders a
-prompt as the concatenated message contents (see :func:`render_prompt`).
+would have them; elsewhere (inside a string literal) they stay characters. Encoding prepends
+<bos>; decoding joins tokens with nothing in between. ``save_pretrained`` writes tokenizer.json +
+tokenizer_config.json, so ``AutoTokenizer.from_pretrained(dir)`` loads it back. It has no chat
+template: the engine renders a prompt as the concatenated message contents (see
+:func:`render_prompt`).
 """
 
 from __future__ import annotations
