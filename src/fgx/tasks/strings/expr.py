@@ -263,28 +263,29 @@ def _reduce_step(e: Expr, x: str, cap: int):
     return Str(value), e, value
 
 
+def _reduction_chain(e: Expr, x: str, cap: int):
+    """Yield (rewritten e, reduced node, its value) for every reduction step until a literal is left."""
+    while not _is_literal(e):
+        e, redex, value = _reduce_step(e, x, cap)
+        yield e, redex, value
+
+
 def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[tuple[Expr, str]]:
     """The reduction steps of ``e`` on input ``x`` in trace order (leftmost-innermost first): each
     reduced node with its arguments as they stand at that step (literals, or ``x``) and its value."""
     cap = DEFAULT_MAX_LEN if max_len is None else max_len
-    out = []
-    while not _is_literal(e):
-        e, redex, value = _reduce_step(e, x, cap)
-        out.append((redex, value))
-    return out
+    return [(redex, value) for _, redex, value in _reduction_chain(e, x, cap)]
 
 
 def _redex_trace(e: Expr, x: str, cap: int, lines: list[str]):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal."""
-    if _is_literal(e):
-        return _eval(e, x, cap, None)
-    while True:
-        e, redex, value = _reduce_step(e, x, cap)
+    value = _eval(e, x, cap, None) if _is_literal(e) else None
+    for e, redex, value in _reduction_chain(e, x, cap):
         lines.append(render_compact(redex, x) + "=" + quote(value))
-        if _is_literal(e):
-            return value
-        lines.append(render_compact(e, x))
+        if not _is_literal(e):
+            lines.append(render_compact(e, x))
+    return value
 
 
 TRACES = ("rewrite", "redex")
