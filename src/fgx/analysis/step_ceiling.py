@@ -68,9 +68,7 @@ def measure(model_dir, eval_path, *, n: int = 16, temperature: float = 1.0, max_
             seed: int = 0, device: str = "cpu", score_fn: Callable | None = None) -> pd.DataFrame:
     """Sample ``model_dir`` ``n`` times on every reduction step of ``eval_path``'s problems and
     return :func:`ceiling_table` (scored by the string task's ``compute_score``)."""
-    from fgx.engines.torch.model import load_model, load_tokenizer
-    from fgx.engines.torch.sampler import generate_texts
-    from fgx.engines.torch.trainer import score_responses
+    from fgx.engines.torch import get_engine
 
     eval_rows = pd.read_parquet(eval_path)
     missing = {"reward_model", "correct", "level"} - set(eval_rows.columns)
@@ -78,11 +76,9 @@ def measure(model_dir, eval_path, *, n: int = 16, temperature: float = 1.0, max_
         raise ValueError(f"{eval_path}: no column(s) {sorted(missing)}; pass an evaluation parquet "
                          "(results/eval/<model>/<split>.parquet) of the string task")
     steps, owners = step_rows(eval_rows)
-    model, tok = load_model(model_dir, device=device).eval(), load_tokenizer(model_dir)
-    texts, _, _ = generate_texts(model, tok, list(steps["prompt"]), n=n, temperature=temperature,
-                                 max_new_tokens=max_new_tokens, seed=seed)
-    _, correct = score_responses(steps, texts, score_fn, str(eval_path))
-    return ceiling_table(eval_rows, owners, [float(np.mean(c)) for c in correct])
+    sampled = get_engine().sample(model_dir, steps, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
+                                  seed=seed, device=device, score_fn=score_fn)
+    return ceiling_table(eval_rows, owners, [float(np.mean(c)) for c in sampled["correct"]])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
