@@ -74,6 +74,7 @@ def main(argv=None):
     m = res["metrics"]
     times = m[m.metric == "step_time_s"].sort_values("step")["value"].tolist()[1:]
     gens = m[m.metric == "gen_time_s"].sort_values("step")["value"].tolist()[1:]
+    fgx_len = m[m.metric == "response_length"].sort_values("step")["value"].tolist()[1:]
     best = min(range(len(times)), key=times.__getitem__)
     fgx_s, fgx_gen = times[best], gens[best]
     print(f"fgx: best {fgx_s:.2f} s/step, median {sorted(times)[len(times) // 2]:.2f} over {len(times)} steps "
@@ -94,9 +95,14 @@ def main(argv=None):
         def __init__(self):
             self.t = [time.perf_counter()]
             self.gen = []  # seconds in TRL's generate-and-score phase, one entry per step
+            self.lens = []  # mean completion length (tokens), one entry per step
 
         def on_step_end(self, *a, **k):
             self.t.append(time.perf_counter())
+
+        def on_log(self, args, state, control, logs=None, **k):
+            if logs and "completions/mean_length" in logs:
+                self.lens.append(float(logs["completions/mean_length"]))
 
     cfg = GRPOConfig(
         output_dir=str(work / "trl"), per_device_train_batch_size=B, gradient_accumulation_steps=1,
@@ -131,6 +137,10 @@ def main(argv=None):
     print(f"trl: best {trl_s:.2f} s/step, median {sorted(steps)[len(steps) // 2]:.2f} over {len(steps)} steps "
           f"({[round(x, 2) for x in steps]}); best step = generation {trl_gen:.2f} s + update "
           f"{trl_s - trl_gen:.2f} s")
+    # different sampling RNGs give different completion lengths, i.e. different amounts of work
+    trl_len = timer.lens[1:len(steps) + 1]
+    print(f"mean completion length over the timed steps: fgx {sum(fgx_len) / len(fgx_len):.1f}, "
+          f"trl {sum(trl_len) / max(len(trl_len), 1):.1f} tokens (max {args.max_new_tokens})")
     # The update is the same math on both sides (forward + backward over the same tokens), so it
     # bounds the ratio: even a sampler that took no time could not beat trl_s / fgx_update.
     print(f"generation fgx vs trl: {trl_gen / fgx_gen:.2f}x; update fgx vs trl: "
