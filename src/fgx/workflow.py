@@ -225,7 +225,7 @@ def countdown_sft_source(config: Mapping) -> str:
     comes from pretraining. Why an SFT of the shared string base rather than a second base
     pretrained on strings + Countdown (README "Countdown transfer", measured on 2 CPU cores):
     the SFT (8000 problems, 2 epochs) reaches ~41 % on held-out 2-number problems in ~90 s,
-    while a second pretraining would cost another 450-510 s, the DAG's most expensive job.
+    while a second pretraining would cost another ~900 s, the DAG's most expensive job.
     paper style (an LLM that can already do arithmetic): the paper's recipe, correct rollouts
     of the base on 2-number problems (RFT data), filtered like Stage 1's string rollouts."""
     if config["task"]["style"] == "compact":
