@@ -256,6 +256,58 @@ def test_rl_resume_reaches_same_result(base_dir):
     assert fa[sel]["value"].tolist() == fb[sel]["value"].tolist()
 
 
+def _weights(d):
+    from safetensors.torch import load_file
+
+    return load_file(str(d / "model.safetensors"))
+
+
+def _same_weights(a, b):
+    wa, wb = _weights(a), _weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_rl_rerun_with_changed_settings_starts_clean(base_dir):
+    """The DAG keeps RL checkpoints in a work directory outside the job's outputs, so a rerun after a
+    knob change finds the previous run's checkpoint: it must not resume from it."""
+    eng = get_engine("torch")
+    args = (base_dir / "base", base_dir / "train.parquet", None)
+    work = base_dir / "work"
+    s = _rl_settings(total_steps=4, save_every=2, checkpoint_dir=str(work))
+    eng.rl(*args, base_dir / "a", base_dir / "a.parquet", s, score_fn=toy_score)
+    assert (work / "step_00000002").exists()
+    changed = dict(s, lr=s["lr"] / 2)
+    eng.rl(*args, base_dir / "b", base_dir / "b.parquet", changed, score_fn=toy_score)
+    eng.rl(*args, base_dir / "fresh", base_dir / "fresh.parquet", dict(changed, checkpoint_dir=str(base_dir / "w2")),
+           score_fn=toy_score)
+    assert _same_weights(base_dir / "b", base_dir / "fresh")
+    assert not _same_weights(base_dir / "a", base_dir / "b")
+    # a changed starting model starts clean too
+    m = build_model(dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
+                         max_positions=64), build_char_tokenizer(), seed=1)
+    save_checkpoint(m, build_char_tokenizer(), base_dir / "base2")
+    args2 = (base_dir / "base2", *args[1:])
+    eng.rl(*args2, base_dir / "c", base_dir / "c.parquet", changed, score_fn=toy_score)
+    eng.rl(*args2, base_dir / "c_fresh", base_dir / "c_fresh.parquet", dict(changed, checkpoint_dir=str(base_dir / "w3")),
+           score_fn=toy_score)
+    assert _same_weights(base_dir / "c", base_dir / "c_fresh")
+
+
+def test_rl_longer_run_resumes_a_shorter_one_under_a_constant_lr(base_dir):
+    eng = get_engine("torch")
+    args = (base_dir / "base", base_dir / "train.parquet", None)
+    short = _rl_settings(total_steps=3, save_every=2, checkpoint_dir=str(base_dir / "work"))
+    eng.rl(*args, base_dir / "short", base_dir / "short.parquet", short, score_fn=toy_score)
+    longer = dict(short, total_steps=5)
+    eng.rl(*args, base_dir / "long", base_dir / "long.parquet", longer, score_fn=toy_score)
+    eng.rl(*args, base_dir / "long_fresh", base_dir / "long_fresh.parquet",
+           dict(longer, checkpoint_dir=str(base_dir / "w2")), score_fn=toy_score)
+    assert _same_weights(base_dir / "long", base_dir / "long_fresh")
+    # the shorter run again: the longer run's step-4 checkpoint lies past its end, so it starts clean
+    eng.rl(*args, base_dir / "short2", base_dir / "short2.parquet", short, score_fn=toy_score)
+    assert _same_weights(base_dir / "short", base_dir / "short2")
+
+
 def test_pretrain_and_sft(tmp_path):
     eng = get_engine("torch")
     rows = toy_rows(8, solution="ab\n")

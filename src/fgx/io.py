@@ -2,17 +2,24 @@
 
 Every writer goes to a temporary name in the destination's directory and renames it into
 place, so an interrupted job leaves either the old file or nothing (Snakemake then reruns it).
+
+Resumable work directories (RL checkpoints, verl's files) live outside a job's declared outputs,
+so Snakemake does not delete them when it reruns the job: each carries a fingerprint of the
+settings and inputs that made it (``prepare_work_dir``), and a job with another fingerprint
+starts clean instead of resuming someone else's run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 
 @contextlib.contextmanager
@@ -86,3 +93,37 @@ def write_json(obj: Any, path: str | os.PathLike) -> None:
 def write_text(text: str, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+def path_identity(path: str | os.PathLike) -> list:
+    """A cheap identity of a file or model directory: its top-level files' names, sizes, mtimes."""
+    p = Path(path)
+    files = sorted(p.iterdir()) if p.is_dir() else [p]
+    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
+
+
+def run_fingerprint(settings: Mapping, neutral: tuple[str, ...] = (), **inputs: Any) -> str:
+    """Hash of the settings (less the ``neutral`` keys, which do not change what is computed) and of
+    the inputs (paths by name and identity, other values as they are)."""
+    blob = {"settings": {k: v for k, v in settings.items() if k not in neutral},
+            "inputs": {k: [str(v), path_identity(v)] if isinstance(v, (str, os.PathLike)) and Path(v).exists()
+                       else v for k, v in inputs.items()}}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def prepare_work_dir(work: str | os.PathLike, fingerprint: str) -> Path:
+    """Keep ``work`` if it was made for the same fingerprint (resume), else start it empty.
+
+    Returns the absolute path (commands that run with cwd=work need absolute paths)."""
+    log = logging.getLogger("fgx")
+    work = Path(work).resolve()
+    stamp = work / "fingerprint.txt"
+    if work.exists() and (not stamp.exists() or stamp.read_text().strip() != fingerprint):
+        log.warning("work directory %s was made for other inputs or settings: starting clean", work)
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    if not stamp.exists():
+        stamp.write_text(fingerprint + "\n")
+    else:
+        log.info("resuming in %s", work)
+    return work

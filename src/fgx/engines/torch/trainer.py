@@ -27,7 +27,7 @@ from fgx.engines.torch.model import (ModelSettings, build_model, fill_settings, 
                                      n_params, publish_checkpoint, resolve_device, save_checkpoint)
 from fgx.engines.torch.sampler import generate_ids, decode_completions
 from fgx.engines.torch.tokenizer import build_char_tokenizer, encode_prompts, encode_texts, render_prompt
-from fgx.io import write_json, write_parquet
+from fgx.io import prepare_work_dir, run_fingerprint, write_json, write_parquet
 
 
 # ============================================================================ settings
@@ -234,13 +234,28 @@ class _Bar:
 
 
 # ============================================================================ checkpoints
+# settings that do not change what a run computes: a checkpoint made under other values resumes
+RESUME_NEUTRAL = ("progress", "threads", "device", "save_every", "keep_checkpoints", "checkpoint_dir")
+
+
 class Checkpointer:
     """``root/step_00000012/`` = HF checkpoint + trainer_state.pt (+ extra files), each written
-    atomically; the newest complete one is resumed from."""
+    atomically; the newest complete one is resumed from.
 
-    def __init__(self, root: Path, keep: int = 1):
+    With a ``fingerprint`` (of the run's settings and inputs) the root is stamped with it, and a
+    root stamped otherwise, or not at all, is emptied first: a rerun with a changed setting or input
+    starts over instead of resuming a different run's checkpoint."""
+
+    def __init__(self, root: Path, keep: int = 1, fingerprint: str | None = None, max_step: int | None = None):
         self.root = Path(root)
         self.keep = max(1, int(keep))
+        if fingerprint is not None and (self.root.exists() or max_step is not None):
+            prepare_work_dir(self.root, fingerprint)
+            last = self.latest()
+            if max_step is not None and last is not None and int(last.name.split("_")[-1]) > max_step:
+                print(f"{last} is past the run's {max_step} steps: starting clean")
+                shutil.rmtree(self.root)
+                prepare_work_dir(self.root, fingerprint)
 
     def all(self) -> list[Path]:
         if not self.root.exists():
@@ -339,7 +354,9 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
     mb = s.micro_batch_size or s.batch_size
     opt = _optimizer(model, s)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(s, total))
-    ckpt = Checkpointer(Path(s.checkpoint_dir) if s.checkpoint_dir else out_dir / "checkpoints", s.keep_checkpoints)
+    fp = run_fingerprint(resolved, RESUME_NEUTRAL, data=resolved.get("data_path"), model=resolved.get("model_dir"))
+    ckpt = Checkpointer(Path(s.checkpoint_dir) if s.checkpoint_dir else out_dir / "checkpoints", s.keep_checkpoints,
+                        fingerprint=fp, max_step=total if s.save_every else None)
     step, log = 0, []
     last = ckpt.latest() if s.save_every else None
     if last is not None:
@@ -554,7 +571,13 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping
     train_prompts = encode_prompts(tok, _prompt_texts(tok, train, str(train_path)))
     opt = _optimizer(model, s)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(s, s.total_steps))
-    ckpt = Checkpointer(Path(s.checkpoint_dir) if s.checkpoint_dir else out_dir / "checkpoints", s.keep_checkpoints)
+    # under a constant learning rate the run length does not change the steps before it, so a longer
+    # run may resume a shorter one's checkpoint; any other change of settings or inputs starts clean
+    length_neutral = ("total_steps",) if s.lr_schedule == "constant" else ()
+    fp = run_fingerprint(dataclasses.asdict(s), RESUME_NEUTRAL + length_neutral, model=model_dir, train=train_path,
+                         val=val_path)
+    ckpt = Checkpointer(Path(s.checkpoint_dir) if s.checkpoint_dir else out_dir / "checkpoints", s.keep_checkpoints,
+                        fingerprint=fp, max_step=s.total_steps if s.save_every else None)
     stream = _PromptStream(len(train), s.seed)
     metrics: list[dict] = []
     step = 0
@@ -569,11 +592,6 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping
             from safetensors.torch import load_file
 
             ref.load_state_dict(load_file(str(last / "ref_model.safetensors")), strict=False)
-        changed = {k: (st["settings"].get(k), v) for k, v in dataclasses.asdict(s).items()
-                   if st["settings"].get(k) != v and k not in ("total_steps", "progress", "threads", "save_every",
-                                                               "keep_checkpoints", "val_every")}
-        if changed:
-            print(f"rl: warning: settings differ from the checkpoint's: {changed}")
         print(f"rl: resumed from {last} at step {step}/{s.total_steps}")
 
     val_new = s.val_max_new_tokens or s.max_new_tokens

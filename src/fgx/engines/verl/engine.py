@@ -18,7 +18,6 @@ its SLURM allocation has several nodes, starts a Ray cluster over the allocation
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from fgx.engines.verl import commands as C
+from fgx.io import prepare_work_dir, run_fingerprint
 
 log = logging.getLogger("fgx.engines.verl")
 
@@ -121,33 +121,8 @@ def job_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _stat(path: str | Path) -> list:
-    """A cheap identity of a file or model directory (names, sizes, mtimes)."""
-    p = Path(path)
-    files = sorted(p.iterdir()) if p.is_dir() else [p]
-    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
-
-
 def fingerprint(settings: Mapping, **inputs: Any) -> str:
-    blob = {"settings": {k: v for k, v in settings.items() if k not in RUNTIME_KEYS},
-            "inputs": {k: [str(v), _stat(v)] if isinstance(v, (str, Path)) and Path(v).exists() else v
-                       for k, v in inputs.items()}}
-    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def prepare_work_dir(work: Path, fp: str) -> Path:
-    """Keep ``work`` if it was made for the same fingerprint (resume), else start it empty."""
-    work = Path(work).resolve()  # commands run with cwd=work: every path handed to them is absolute
-    stamp = work / "fingerprint.txt"
-    if work.exists() and (not stamp.exists() or stamp.read_text().strip() != fp):
-        log.info("work directory %s was made for other inputs or settings: starting clean", work)
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    if not stamp.exists():
-        stamp.write_text(fp + "\n")
-    else:
-        log.info("resuming in %s", work)
-    return work
+    return run_fingerprint(settings, RUNTIME_KEYS, **inputs)
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path:
