@@ -1,0 +1,96 @@
+"""How compact-trace answers start: the category of each response's first line.
+
+A trace should begin with the expression's first reduction step, the innermost call with its
+literal arguments. The first line tells whether a model even tries to compose:
+
+- ``innermost``: the line starts with that call (``f2("ufkvgj")`` for ``f10(f2("ufkvgj"))``);
+- ``invented_builtin``: it starts with a builtin str method (``upper(``, ...) that the expression
+  does not contain, a habit of a pretraining prior that nests only builtin methods;
+- ``root_first``: it starts with the root function, evaluated before its argument
+  (``f10("ufkvgj")=...``);
+- ``other``: anything else (another call, a miscopied name, an answer without a trace).
+
+Compact style only (the tiny model's traces). CLI::
+
+    python -m fgx.analysis.first_lines --eval results/eval/stage1/test.parquet [--levels 2 3] [--out CSV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+import pandas as pd
+
+from fgx.tasks.strings.expr import Call, parse_code, reductions, render_compact
+from fgx.tasks.strings.functions import BUILTIN_METHODS
+
+CATEGORIES = ("innermost", "invented_builtin", "root_first", "other")
+
+
+def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
+    """Category of ``response``'s first line for the compact ``expression`` whose first reduction
+    step is ``innermost`` and whose root function is ``root`` (``f10``; None if the root is no call)."""
+    first = response.split("\n", 1)[0].strip()
+    if first.startswith(innermost):
+        return "innermost"
+    if any(first.startswith(f"{m}(") for m in BUILTIN_METHODS) and \
+            not any(f"{m}(" in expression for m in BUILTIN_METHODS):
+        return "invented_builtin"
+    if root is not None and first.startswith(f"{root}("):
+        return "root_first"
+    return "other"
+
+
+def _row_parts(row) -> tuple[str, str, str | None]:
+    gt = row["reward_model"]["ground_truth"]
+    gt = json.loads(gt) if isinstance(gt, str) else gt
+    e, x = parse_code(gt["ref_code"]), gt["ref_input"]["x"]
+    redex = reductions(e, x)[0][0]
+    return render_compact(e, x), render_compact(redex, x), (f"f{e.fn}" if isinstance(e, Call) else None)
+
+
+def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
+    """Per level and category: the number of responses and their share (long format)."""
+    rows = []
+    for i, (_, r) in enumerate(samples.iterrows()):
+        style = (r.get("extra_info") or {}).get("style", "paper")
+        if style != "compact":
+            raise ValueError(f"row {i}: style {style!r}; first-line categories need compact traces "
+                             "(task.style: compact)")
+        if levels is not None and int(r["level"]) not in levels:
+            continue
+        expression, innermost, root = _row_parts(r)
+        rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp)) for resp in r["responses"]]
+    df = pd.DataFrame(rows, columns=["level", "category"])
+    counts = df.groupby(["level", "category"]).size().unstack(fill_value=0).reindex(columns=list(CATEGORIES),
+                                                                                   fill_value=0)
+    out = counts.stack().rename("responses").reset_index()
+    out["share"] = out["responses"] / out.groupby("level")["responses"].transform("sum")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fgx.analysis.first_lines", description=__doc__.split("\n\n")[0])
+    p.add_argument("--eval", required=True, help="evaluation or rollout parquet of the string task (compact style)")
+    p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: all)")
+    p.add_argument("--out", help="write the long table as CSV here as well")
+    a = p.parse_args(argv)
+    samples = pd.read_parquet(a.eval)
+    missing = {"reward_model", "responses", "level"} - set(samples.columns)
+    if missing:
+        raise SystemExit(f"{a.eval}: no column(s) {sorted(missing)}; pass an evaluation parquet "
+                         "(results/eval/<model>/<split>.parquet) of the string task")
+    table = first_line_table(samples, a.levels)
+    print((100 * table.pivot(index="level", columns="category", values="share")[list(CATEGORIES)])
+          .round(1).to_string())
+    if a.out:
+        from fgx.io import write_text
+        write_text(table.to_csv(index=False), a.out)  # atomically
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""First-line categories of compact traces (hand-built responses)."""
+
+import pandas as pd
+import pytest
+
+from fgx.analysis.first_lines import first_line_category, first_line_table, main
+from fgx.tasks.strings import Call, Method, X, evaluate
+from fgx.tasks.strings.generate import Problem, make_row
+
+
+@pytest.mark.parametrize("response, category", [
+    ('f2("ufkvgj")="fkvgj"\nf10("fkvgj")\n', "innermost"),
+    ('f10("ufkvgj")="uFkVgJ"\n{"output": "uFkVgJ"}', "root_first"),
+    ('upper("ufkvgj")="UFKVGJ"\nf10("UFKVGJ")', "invented_builtin"),
+    ('f12("ufkvgj")="ufkvgj"', "other"),
+    ('{"output": "x"}', "other"),
+    ("", "other"),
+])
+def test_categories_of_a_level2_prompt(response, category):
+    assert first_line_category('f10(f2("ufkvgj"))', 'f2("ufkvgj")', "f10", response) == category
+
+
+def test_a_builtin_in_the_expression_is_not_invented():
+    expr = 'f10(f16(lower("eso")))'
+    assert first_line_category(expr, 'lower("eso")', "f10", 'lower("eso")="eso"') == "innermost"
+    assert first_line_category(expr, 'lower("eso")', "f10", 'upper("eso")="ESO"') == "other"
+    # a concatenation at the root has no root function
+    assert first_line_category('("ab"+f2("cd"))', 'f2("cd")', None, '("ab"+"cd")="abcd"') == "other"
+
+
+def _samples():
+    nested = Call(10, (Call(2, (X,)),))  # alternate_case(remove_vowels(x))
+    deeper = Call(10, (Call(16, (Method("lower", X),)),))
+    rows = [make_row(Problem(e, "ufkvgj", evaluate(e, "ufkvgj"), lvl), stage=2, split="test", style="compact",
+                     index=i) for i, (e, lvl) in enumerate([(nested, 2), (deeper, 3)])]
+    df = pd.DataFrame(rows)
+    df["level"] = [2, 3]
+    df["responses"] = [['f2("ufkvgj")="fkvgj"', 'f10("ufkvgj")="uFkVgJ"', 'upper("ufkvgj")="UFKVGJ"', "?"],
+                       ['lower("ufkvgj")="ufkvgj"', 'f10("ufkvgj")="uFkVgJ"']]
+    return df
+
+
+def test_table_counts_and_shares_per_level(tmp_path):
+    t = first_line_table(_samples()).set_index(["level", "category"])
+    assert t.loc[(2, "innermost"), "responses"] == 1 and t.loc[(2, "root_first"), "responses"] == 1
+    assert t.loc[(2, "invented_builtin"), "responses"] == 1 and t.loc[(2, "other"), "responses"] == 1
+    assert t.loc[(3, "innermost"), "share"] == 0.5 and t.loc[(3, "root_first"), "share"] == 0.5
+    assert t.loc[(3, "invented_builtin"), "responses"] == 0
+    assert t.groupby("level")["share"].sum().tolist() == [1.0, 1.0]
+    only3 = first_line_table(_samples(), levels=[3])
+    assert set(only3["level"]) == {3}
+    # the CLI writes the same long table
+    _samples().to_parquet(tmp_path / "eval.parquet")
+    assert main(["--eval", str(tmp_path / "eval.parquet"), "--out", str(tmp_path / "t.csv")]) == 0
+    assert pd.read_csv(tmp_path / "t.csv")["responses"].sum() == 6
+
+
+def test_paper_style_rows_are_refused():
+    df = _samples()
+    df["extra_info"] = [dict(e, style="paper") for e in df["extra_info"]]
+    with pytest.raises(ValueError, match="compact"):
+        first_line_table(df)
