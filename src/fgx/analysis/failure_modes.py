@@ -111,6 +111,7 @@ from fgx.tasks.strings import functions as F
 from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children,
                                     evaluate, parse_code, parse_compact, quote, render_code, render_compact,
                                     trace_lines, with_child)
+from fgx.tasks.strings.generate import parse_ground_truth
 from fgx.tasks.strings.scoring import compute_score
 
 CORRECT = "Correct"
@@ -223,28 +224,9 @@ def _child_values(e: Expr) -> list:
     return out
 
 
-def _parse_ground_truth(ground_truth: Any) -> dict:
-    if isinstance(ground_truth, bytes):
-        ground_truth = ground_truth.decode("utf-8")
-    if isinstance(ground_truth, str):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError as err:
-            raise ValueError(f"reward_model.ground_truth is not JSON ({err}); regenerate the data with "
-                             "`python -m fgx.tasks.strings generate`") from None
-    if not isinstance(ground_truth, dict) or not {"ref_code", "ref_output", "ref_input"} <= set(ground_truth):
-        raise ValueError("reward_model.ground_truth needs 'ref_input', 'ref_output' and 'ref_code' (string task); "
-                         "failure modes are defined for the string task only")
-    x = ground_truth["ref_input"]
-    x = x.get("x") if isinstance(x, dict) else x
-    if not isinstance(x, str):
-        raise ValueError("reward_model.ground_truth.ref_input.x must be a string")
-    return ground_truth | {"x": x}
-
-
 @lru_cache(maxsize=4096)
 def _problem_from_text(text: str) -> _Problem:
-    gt = _parse_ground_truth(text)
+    gt = parse_ground_truth(text)
     e = parse_code(gt["ref_code"])
     x = gt["x"]
     e0 = _inline(e, x)
@@ -285,7 +267,7 @@ def _problem(ground_truth: Any) -> _Problem:
     if isinstance(ground_truth, (str, bytes)):
         text = ground_truth.decode("utf-8") if isinstance(ground_truth, bytes) else ground_truth
     else:
-        text = json.dumps(_parse_ground_truth(ground_truth), sort_keys=True)
+        text = json.dumps(parse_ground_truth(ground_truth), sort_keys=True)
     return _problem_from_text(text)
 
 

@@ -18,7 +18,6 @@ Compact style only (the tiny model's traces). CLI::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Sequence
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from fgx.tasks.strings.expr import Call, parse_code, reductions, render_compact
 from fgx.tasks.strings.functions import BUILTIN_METHODS
+from fgx.tasks.strings.generate import parse_ground_truth
 
 CATEGORIES = ("innermost", "invented_builtin", "root_first", "other")
 
@@ -45,9 +45,8 @@ def first_line_category(expression: str, innermost: str, root: str | None, respo
 
 
 def _row_parts(row) -> tuple[str, str, str | None]:
-    gt = row["reward_model"]["ground_truth"]
-    gt = json.loads(gt) if isinstance(gt, str) else gt
-    e, x = parse_code(gt["ref_code"]), gt["ref_input"]["x"]
+    gt = parse_ground_truth(row["reward_model"]["ground_truth"])
+    e, x = parse_code(gt["ref_code"]), gt["x"]
     redex = reductions(e, x)[0][0]
     return render_compact(e, x), render_compact(redex, x), (f"f{e.fn}" if isinstance(e, Call) else None)
 

@@ -17,7 +17,6 @@ CLI (any model directory the torch engine loads, an evaluation parquet of the st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Callable, Sequence
 
@@ -25,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from fgx.tasks.strings.expr import parse_code, reductions
-from fgx.tasks.strings.generate import Problem, make_row
+from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
 
 
 def step_rows(eval_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[list[int]]]:
@@ -33,10 +32,10 @@ def step_rows(eval_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[list[int]]]:
     step, and per evaluation row the indices of its steps into them."""
     rows, index, owners = [], {}, []
     for i, (_, r) in enumerate(eval_rows.iterrows()):
-        gt = json.loads(r["reward_model"]["ground_truth"])
+        gt = parse_ground_truth(r["reward_model"]["ground_truth"])
         extra = r.get("extra_info") or {}
         style = extra.get("style", "paper")
-        e, x = parse_code(gt["ref_code"]), gt["ref_input"]["x"]
+        e, x = parse_code(gt["ref_code"]), gt["x"]
         mine = []
         for redex, value in reductions(e, x):
             row = make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",

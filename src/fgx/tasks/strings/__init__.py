@@ -6,7 +6,8 @@ Public API (see the submodules for details):
 - expressions: ``Var Str Int Call Concat Method``, ``parse_code``, ``parse_compact``,
   ``render_code``, ``render_compact``, ``compact_call_names``, ``evaluate``, ``trace_values``,
   ``trace_lines``, ``solution_text``, ``reductions``, ``depth``, ``execute``, ``normalise_code``
-- data: ``generate`` (DataFrame), ``generate_problems``, ``make_row``, ``FORWARD_PROMPT``
+- data: ``generate`` (DataFrame), ``generate_problems``, ``make_row``, ``parse_ground_truth``,
+  ``FORWARD_PROMPT``
 - reward: ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``
 - CLI: ``python -m fgx.tasks.strings generate --stage {1,2} --split {train,test} ...``
 """
@@ -17,7 +18,7 @@ from .expr import (DEFAULT_MAX_LEN, Call, Concat, Expr, Int, Method, Str, Unsupp
                    solution_text, trace_lines, trace_values)
 from .functions import ALL_FUNCS, EVAL_FUNCS, FUNCS, NAMES, TRAIN_FUNCS
 from .generate import (FORWARD_PROMPT, Problem, data_source, definition_source, function_set, generate,
-                       generate_problems, make_row, program_code)
+                       generate_problems, make_row, parse_ground_truth, program_code)
 from .scoring import compute_score, extract_output
 
 DATA_SOURCE_PREFIX = "codeio"
@@ -27,6 +28,6 @@ __all__ = [
     "FUNCS", "Int", "Method", "NAMES", "Problem", "Str", "TRAIN_FUNCS", "UnsupportedCode", "ValueTooLong", "Var",
     "X", "compact_call_names", "compute_score", "data_source", "definition_source", "depth", "evaluate",
     "execute", "extract_output", "function_set", "functions_used", "generate", "generate_problems",
-    "main_solution_code", "make_row", "normalise_code", "parse_code", "parse_compact", "program_code",
-    "reductions", "render_code", "render_compact", "solution_text", "trace_lines", "trace_values",
+    "main_solution_code", "make_row", "normalise_code", "parse_code", "parse_compact", "parse_ground_truth",
+    "program_code", "reductions", "render_code", "render_compact", "solution_text", "trace_lines", "trace_values",
 ]
