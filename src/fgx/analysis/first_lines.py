@@ -63,6 +63,9 @@ def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None)
             continue
         expression, innermost, root = _row_parts(r)
         rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp)) for resp in r["responses"]]
+    if not rows:
+        raise ValueError(f"no responses at levels {list(levels) if levels is not None else 'any'}; "
+                         f"the file holds levels {sorted(set(map(int, samples['level'])))}")
     df = pd.DataFrame(rows, columns=["level", "category"])
     counts = df.groupby(["level", "category"]).size().unstack(fill_value=0).reindex(columns=list(CATEGORIES),
                                                                                    fill_value=0)
