@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="upstream: the paper's expressions; builtins: str methods and + only "
                         "(the tiny model's pretraining prior for step-by-step evaluation); outer_call: "
                         "builtins under, half the time, one custom function at the root (never a "
-                        "custom function inside a context); context_call: one custom function anywhere, "
+                        "custom function inside a context); helper_call: as outer_call, with made-up "
+                        "helper functions g0..g5 nested among the builtins; context_call: one custom function anywhere, "
                         "also inside builtin contexts (never inside another custom function)")
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "

@@ -7,7 +7,9 @@ An expression is a tree of small frozen dataclasses:
 - ``Int(value)``               an int literal (only as a function's int parameter)
 - ``Call(fn, args)``           ``func_<fn>(*args)``
 - ``Concat(left, right)``      ``(left + right)``
-- ``Method(name, arg)``        ``(arg).upper()`` / lower / capitalize / swapcase
+- ``Method(name, arg)``        ``(arg).upper()`` / lower / capitalize / swapcase, or a helper
+  function ``g0(arg)`` .. ``g5(arg)`` (``functions.HELPERS``; only the tiny model's
+  ``helper_call`` pretraining prior uses them)
 
 Renderings:
 
@@ -126,6 +128,8 @@ def render_code(e: Expr) -> str:
     if t is Concat:
         return f"({render_code(e.left)} + {render_code(e.right)})"
     if t is Method:
+        if e.name in F.HELPERS:
+            return f"{e.name}({render_code(e.arg)})"
         return f"({render_code(e.arg)}).{e.name}()"
     raise TypeError(f"not an expression node: {e!r}")
 
@@ -175,6 +179,8 @@ def _apply(e: Expr, vals: list, cap: int):
         out = F.FUNCS[e.fn](*vals)
     elif t is Concat:
         out = vals[0] + vals[1]
+    elif e.name in F.HELPERS:
+        out = F.HELPERS[e.name](vals[0])
     else:
         out = getattr(vals[0], e.name)()
     if len(out) > cap:
@@ -325,7 +331,8 @@ def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace:
 _FUNC_RE = re.compile(r"func_(\d+)\Z")
 _COMPACT_FUNC_RE = re.compile(r"f(\d+)\Z")
 _ALLOWED = ("only func_N(...) calls (N = 0..24), string and int literals, x, '+' and "
-            ".upper()/.lower()/.capitalize()/.swapcase() are allowed")
+            ".upper()/.lower()/.capitalize()/.swapcase() are allowed (and the pretraining prior's "
+            "helpers g0(...)..g5(...))")
 
 
 def _where(node: ast.AST) -> str:
@@ -384,7 +391,7 @@ class _Converter:
                 return Method(f.attr, self.convert(f.value, level + 1))
             if type(f) is not ast.Name:
                 raise self.fail(node, "call target")
-            if self.compact and f.id in F.BUILTIN_METHODS:
+            if (self.compact and f.id in F.BUILTIN_METHODS) or f.id in F.HELPERS:
                 if len(node.args) != 1:
                     raise UnsupportedCode(f"{f.id}() takes 1 argument{_where(node)}, got {len(node.args)}")
                 return Method(f.id, self.convert(node.args[0], level + 1))

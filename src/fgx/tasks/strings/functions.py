@@ -182,6 +182,41 @@ def backchain_palindrome(s: str, depth: int) -> str:
 FUNCS: tuple[Callable[..., str], ...] = tuple(globals()[name] for name in NAMES)
 
 
+# Helper functions: made-up one-argument string functions outside the 25, written ``g0(...)`` ..
+# ``g5(...)`` in compact text and code. Not part of the paper's task: only the tiny model's
+# ``helper_call`` pretraining prior nests them, as its stand-in for the general knowledge of nested
+# calls of arbitrary named functions that a pretrained LLM brings. None equals one of the 25
+# (tests check it), so no composition of the task's functions is shown.
+def _drop_first(s: str) -> str:
+    return s[1:] if len(s) > 1 else s
+
+
+def _drop_last(s: str) -> str:
+    return s[:-1] if len(s) > 1 else s
+
+
+def _append_first(s: str) -> str:
+    return s + s[:1]
+
+
+def _prepend_last(s: str) -> str:
+    return s[-1:] + s
+
+
+def _swap_ends(s: str) -> str:
+    return s[-1] + s[1:-1] + s[0] if len(s) > 1 else s
+
+
+def _every_other(s: str) -> str:
+    return s[::2]
+
+
+HELPERS: dict[str, Callable[[str], str]] = {
+    "g0": _drop_first, "g1": _drop_last, "g2": _append_first,
+    "g3": _prepend_last, "g4": _swap_ends, "g5": _every_other,
+}
+
+
 def output_len_bound(fn: int, args: tuple) -> int:
     """A cheap upper bound on the result length, checked before computing run-away sizes."""
     s = args[0]

@@ -118,6 +118,8 @@ class BuiltinSampler(ExprSampler):
     step by step that a pretrained LLM brings; it never sees a custom function inside a context.
     """
 
+    METHODS: tuple[str, ...] = F.BUILTIN_METHODS
+
     def __init__(self):
         super().__init__(())
 
@@ -128,7 +130,15 @@ class BuiltinSampler(ExprSampler):
             return Str("".join(rng.choices(LOWER, k=rng.randint(3, 6))))
         if rng.random() < 0.3:
             return Concat(self.expr(rng, d - 1), self.expr(rng, d - 1))
-        return Method(rng.choice(F.BUILTIN_METHODS), self.expr(rng, d - 1))
+        return Method(rng.choice(self.METHODS), self.expr(rng, d - 1))
+
+
+class HelperSampler(BuiltinSampler):
+    """As ``BuiltinSampler``, with the helper functions ``g0``..``g5`` (``functions.HELPERS``) as
+    well as the builtin methods: ``g3(upper(g0("abc")))``. Named calls nest in calls, so the
+    innermost call to copy is not always a builtin."""
+
+    METHODS = F.BUILTIN_METHODS + tuple(F.HELPERS)
 
 
 class OuterCallSampler(ExprSampler):
@@ -156,6 +166,20 @@ class OuterCallSampler(ExprSampler):
         return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
 
 
+class HelperCallSampler(OuterCallSampler):
+    """As ``OuterCallSampler``, over ``HelperSampler`` sub-expressions: ``f17(g0(upper("cba")))``.
+
+    Not part of the paper's task: a pretraining prior in which the inner calls of a nest are
+    named functions as well as builtins (the ``outer_call`` prior only nests builtins, and its
+    model invents a builtin for the inner call of a composition). A custom function is still
+    never evaluated inside a context, and no two of the 25 are ever composed.
+    """
+
+    def __init__(self, funcs: Iterable[int]):
+        super().__init__(funcs)
+        self._builtins = HelperSampler()
+
+
 class ContextCallSampler(OuterCallSampler):
     """Exactly one custom function, anywhere in a builtin expression: at the root
     (``f17(upper("cba"))``) or inside a builtin context (``upper(f17(x))``, ``(f3(x)+"ab")``).
@@ -181,9 +205,10 @@ class ContextCallSampler(OuterCallSampler):
         return Method(rng.choice(F.BUILTIN_METHODS), inner)
 
 
-GRAMMARS = ("upstream", "builtins", "outer_call", "context_call")
+GRAMMARS = ("upstream", "builtins", "outer_call", "helper_call", "context_call")
 # grammars over a function set (``builtins`` has none)
-_SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "context_call": ContextCallSampler}
+_SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "helper_call": HelperCallSampler,
+             "context_call": ContextCallSampler}
 PARTITIONS = ("none", "train", "test", "val")
 INPUTS = ("lowercase", "mixed")
 
