@@ -22,9 +22,27 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 
+def _umask() -> int:
+    """The process's file-mode creation mask (read, not changed, where /proc allows)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, then put it back at once
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
+
+    The file gets the mode a plain ``open(path, "w")`` would give (0666 less the umask), not
+    mkstemp's private 0600, so group members on a shared cluster can read the results.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
@@ -32,6 +50,8 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     tmp = Path(tmp)
     try:
         yield tmp
+        if tmp.exists():
+            tmp.chmod(0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -40,12 +60,14 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory beside ``path``; it replaces ``path`` if the block succeeds."""
+    """Yield a temporary directory beside ``path``; it replaces ``path`` if the block succeeds
+    (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        tmp.chmod(0o777 & ~_umask())
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
