@@ -370,7 +370,7 @@ def test_hash_partitions_make_splits_disjoint_without_reading_each_other():
     assert plain_test & plain_train
 
 
-@pytest.mark.parametrize("grammar", ["builtins", "outer_call"])
+@pytest.mark.parametrize("grammar", ["builtins", "outer_call", "helper_call"])
 def test_pretraining_prior_grammars_never_put_a_custom_function_inside_a_context(grammar):
     """The tiny model's prior shows nested traces, but a custom function is never evaluated
     below the root: that skill (composition) is left for Stage-2 RL to discover."""
@@ -391,6 +391,36 @@ def test_pretraining_prior_grammars_never_put_a_custom_function_inside_a_context
         assert rooted == 0
     else:  # half the time a custom function (any of the 25) wraps the builtin sub-expression
         assert 0.35 < rooted / len(probs) < 0.65
+    helpers = sum(f"g{i}(" in S.render_compact(p.expr, p.x) for p in probs for i in range(6))
+    assert (helpers > len(probs) // 2) == (grammar == "helper_call")
+
+
+def test_helper_functions_are_none_of_the_25_and_round_trip_through_code_and_compact_text():
+    """The helper_call prior's helpers must not teach any task function under another name, and
+    their rows must score and parse like every other row."""
+    import random
+    from fgx.tasks.strings.functions import FUNCS, HELPERS, SIGNATURES
+    from fgx.tasks.strings.generate import random_input
+
+    rng = random.Random(0)
+    inputs = ["a", "ab", "abc", "Hello", "xyzzy"] + [random_input(rng) for _ in range(50)]
+    params = {"i": [0, 1, 2, 3], "p": ["-", "ab"], "s": ["ab", "xyz"]}
+    for name, helper in HELPERS.items():
+        assert helper("") == ""
+        for fn, sig in SIGNATURES.items():
+            for extra in (params[sig[1]] if len(sig) > 1 else [None]):
+                same = all(helper(x) == (FUNCS[fn](x) if extra is None else FUNCS[fn](x, extra)) for x in inputs)
+                assert not same, f"helper {name} behaves as func_{fn}{'' if extra is None else (extra,)}"
+    e = S.parse_compact('g4(upper(g0("abcd")))')
+    assert S.render_compact(e, "") == 'g4(upper(g0("abcd")))'
+    assert S.evaluate(e, "") == "DCB"  # "abcd" -> "bcd" -> "BCD" -> ends swapped
+    code = S.main_solution_code(S.parse_compact('f17(g2("q"))'))
+    assert "g2('q')" in code and S.execute(code, "zz") == "qq"  # "q" -> "qq" -> reversed
+    assert S.parse_code(S.render_code(e)) == e
+    with pytest.raises(S.UnsupportedCode, match="g1"):
+        S.parse_compact('g1("a","b")')
+    with pytest.raises(S.UnsupportedCode, match="g9"):
+        S.parse_compact('g9("a")')
 
 
 def test_context_call_prior_has_one_custom_call_and_never_one_inside_another():
