@@ -12,6 +12,7 @@ from fgx.tasks.strings.generate import Problem, make_row
     ('f2("ufkvgj")="fkvgj"\nf10("fkvgj")\n', "innermost"),
     ('f10("ufkvgj")="uFkVgJ"\n{"output": "uFkVgJ"}', "root_first"),
     ('upper("ufkvgj")="UFKVGJ"\nf10("UFKVGJ")', "invented_builtin"),
+    ('g0("ufkvgj")="fkvgj"\nf10("fkvgj")', "invented_helper"),
     ('f12("ufkvgj")="ufkvgj"', "other"),
     ('{"output": "x"}', "other"),
     ("", "other"),

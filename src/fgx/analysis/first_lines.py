@@ -6,6 +6,7 @@ literal arguments. The first line tells whether a model even tries to compose:
 - ``innermost``: the line starts with that call (``f2("ufkvgj")`` for ``f10(f2("ufkvgj"))``);
 - ``invented_builtin``: it starts with a builtin str method (``upper(``, ...) that the expression
   does not contain, a habit of a pretraining prior that nests only builtin methods;
+- ``invented_helper``: the same with a helper function (``g0(``, ...) of the ``helper_call`` prior;
 - ``root_first``: it starts with the root function, evaluated before its argument
   (``f10("ufkvgj")=...``);
 - ``other``: anything else (another call, a miscopied name, an answer without a trace).
@@ -24,10 +25,14 @@ from typing import Sequence
 import pandas as pd
 
 from fgx.tasks.strings.expr import Call, parse_code, reductions, render_compact
-from fgx.tasks.strings.functions import BUILTIN_METHODS
+from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
 from fgx.tasks.strings.generate import parse_ground_truth
 
-CATEGORIES = ("innermost", "invented_builtin", "root_first", "other")
+CATEGORIES = ("innermost", "invented_builtin", "invented_helper", "root_first", "other")
+
+
+def _invents(first: str, expression: str, names) -> bool:
+    return any(first.startswith(f"{m}(") for m in names) and not any(f"{m}(" in expression for m in names)
 
 
 def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
@@ -36,9 +41,10 @@ def first_line_category(expression: str, innermost: str, root: str | None, respo
     first = response.split("\n", 1)[0].strip()
     if first.startswith(innermost):
         return "innermost"
-    if any(first.startswith(f"{m}(") for m in BUILTIN_METHODS) and \
-            not any(f"{m}(" in expression for m in BUILTIN_METHODS):
+    if _invents(first, expression, BUILTIN_METHODS):
         return "invented_builtin"
+    if _invents(first, expression, HELPERS):
+        return "invented_helper"
     if root is not None and first.startswith(f"{root}("):
         return "root_first"
     return "other"
