@@ -423,14 +423,15 @@ def test_helper_functions_are_none_of_the_25_and_round_trip_through_code_and_com
         S.parse_compact('g9("a")')
 
 
-def test_context_call_prior_has_one_custom_call_and_never_one_inside_another():
+@pytest.mark.parametrize("grammar", ["context_call", "helper_context"])
+def test_context_call_prior_has_one_custom_call_and_never_one_inside_another(grammar):
     """The stronger prior evaluates a custom function inside builtin contexts too (the skill a
     pretrained LLM brings), but composition proper, a custom call inside a custom call, is
     still left for Stage-2 RL."""
     from fgx.tasks.strings.expr import Call, children
 
     probs = S.generate_problems(stage=1, split="train", min_level=2, max_level=3, num=400, seed=5,
-                                max_value_len=16, grammar="context_call")
+                                max_value_len=16, grammar=grammar)
     assert {p.level for p in probs} == {2, 3}
     below_root = 0
     for p in probs:
@@ -444,6 +445,8 @@ def test_context_call_prior_has_one_custom_call_and_never_one_inside_another():
         below_root += calls[0] > 0
     # the call sits at a uniformly drawn depth: below the root in about 1/2 (level 2) to 2/3 (level 3)
     assert 0.45 < below_root / len(probs) < 0.7
+    helpers = sum(f"g{i}(" in S.render_compact(p.expr, p.x) for p in probs for i in range(6))
+    assert (helpers > len(probs) // 2) == (grammar == "helper_context")
 
 
 def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():

@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "builtins under, half the time, one custom function at the root (never a "
                         "custom function inside a context); helper_call: as outer_call, with made-up "
                         "helper functions g0..g5 nested among the builtins; context_call: one custom function anywhere, "
-                        "also inside builtin contexts (never inside another custom function)")
+                        "also inside builtin contexts (never inside another custom function); "
+                        "helper_context: as context_call, with the helpers g0..g5 among the builtins")
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "
                         "never share an expression, without reading each other's files")

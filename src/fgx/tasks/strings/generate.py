@@ -202,13 +202,27 @@ class ContextCallSampler(OuterCallSampler):
         if rng.random() < 0.3:
             other = self._builtins.expr(rng, d - 1)
             return Concat(inner, other) if rng.random() < 0.5 else Concat(other, inner)
-        return Method(rng.choice(F.BUILTIN_METHODS), inner)
+        return Method(rng.choice(self._builtins.METHODS), inner)
 
 
-GRAMMARS = ("upstream", "builtins", "outer_call", "helper_call", "context_call")
+class HelperContextSampler(ContextCallSampler):
+    """As ``ContextCallSampler``, over ``HelperSampler`` expressions: exactly one custom function,
+    at the root or inside helper and builtin contexts (``g0(f17(upper(x)))``).
+
+    Not part of the paper's task: a pretraining prior in which a custom call is not always the
+    root, and named calls nest in named calls. A custom function inside another custom function
+    (the test set's composition) never appears.
+    """
+
+    def __init__(self, funcs: Iterable[int]):
+        super().__init__(funcs)
+        self._builtins = HelperSampler()
+
+
+GRAMMARS = ("upstream", "builtins", "outer_call", "helper_call", "context_call", "helper_context")
 # grammars over a function set (``builtins`` has none)
 _SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "helper_call": HelperCallSampler,
-             "context_call": ContextCallSampler}
+             "context_call": ContextCallSampler, "helper_context": HelperContextSampler}
 PARTITIONS = ("none", "train", "test", "val")
 INPUTS = ("lowercase", "mixed")
 
