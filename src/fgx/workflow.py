@@ -56,8 +56,9 @@ def string_splits(config: Mapping) -> list[str]:
 def pretrain_splits(config: Mapping) -> list[str]:
     """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus
     (if data.pretrain_prior_problems > 0) nested traces whose inner calls are builtin str methods
-    (``data.pretrain_prior_grammar``: builtins only, outer_call = a custom function may wrap them, or
-    context_call = one custom function anywhere, also inside builtin contexts)."""
+    (``data.pretrain_prior_grammar``: builtins only, outer_call = a custom function may wrap them,
+    context_call = one custom function anywhere, also inside builtin contexts; helper_call /
+    helper_context = the same two with made-up helper functions g0..g5 among the builtins)."""
     return ["pretrain"] + (["pretrain_prior"] if config["data"].get("pretrain_prior_problems", 0) else [])
 
 
