@@ -135,6 +135,15 @@ def test_redex_trace_copies_each_call_with_its_value_then_rewrites():
     assert lines[-2].split("=")[-1] == rewrite[-2]
     with pytest.raises(ValueError, match="unknown trace 'tree'.*rewrite, redex"):
         S.trace_lines(e, "xy", trace="tree")
+    # redex_full: the same lines, and the last step is also followed by the (now bare) expression
+    full = S.trace_lines(e, "xy", trace="redex_full")
+    assert full == lines[:-1] + ['"yxyxABBA"', lines[-1]]
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="redex_full") == (
+        'f3("dcba")="abcd"\n"abcd"\n{"output": "abcd"}\n')
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="redex_full"),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
+    assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
 
 
 def test_quoting_of_special_characters():

@@ -283,18 +283,19 @@ def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[t
     return [(redex, value) for _, redex, value in _reduction_chain(e, x, cap)]
 
 
-def _redex_trace(e: Expr, x: str, cap: int, lines: list[str]):
+def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
-    with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal."""
+    with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
+    (``full``: always, so the last step also ends with the whole expression, ``"abcd"``)."""
     value = _eval(e, x, cap, None) if _is_literal(e) else None
     for e, redex, value in _reduction_chain(e, x, cap):
         lines.append(render_compact(redex, x) + "=" + quote(value))
-        if not _is_literal(e):
+        if full or not _is_literal(e):
             lines.append(render_compact(e, x))
     return value
 
 
-TRACES = ("rewrite", "redex")
+TRACES = ("rewrite", "redex", "redex_full")
 
 
 def output_line(value: str) -> str:
@@ -310,6 +311,9 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     ``redex``: each step first copies that node and gives its value (``f3("dcba")="abcd"``), then
     writes the rewritten expression; every value is computed right after a copy of its call, in
     the same local context as a Level-1 answer.
+    ``redex_full``: as ``redex``, and the rewritten expression follows every step, also the last
+    (``"abcd"``): whether to answer is then read off the line just written (a bare string), not
+    by comparing the step with the prompt.
     """
     if trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
@@ -317,7 +321,10 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     if len(x) > cap:
         raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
     lines: list[str] = []
-    value = (_trace if trace == "rewrite" else _redex_trace)(e, x, cap, lines)
+    if trace == "rewrite":
+        value = _trace(e, x, cap, lines)
+    else:
+        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full")
     lines.append(output_line(value))
     return lines
 
