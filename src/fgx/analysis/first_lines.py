@@ -6,7 +6,7 @@ literal arguments. The first line tells whether a model even tries to compose:
 - ``innermost``: the line starts with that call (``f2("ufkvgj")`` for ``f10(f2("ufkvgj"))``);
 - ``invented_builtin``: it starts with a builtin str method (``upper(``, ...) that the expression
   does not contain, a habit of a pretraining prior that nests only builtin methods;
-- ``invented_helper``: the same with a helper function (``g0(``, ...) of the ``helper_call`` prior;
+- ``invented_helper``: the same with a helper function (``g0(``, ...) of the ``helper_call`` / ``helper_context`` priors;
 - ``root_first``: it starts with the root function, evaluated before its argument
   (``f10("ufkvgj")=...``);
 - ``other``: anything else (another call, a miscopied name, an answer without a trace).

@@ -9,7 +9,7 @@ An expression is a tree of small frozen dataclasses:
 - ``Concat(left, right)``      ``(left + right)``
 - ``Method(name, arg)``        ``(arg).upper()`` / lower / capitalize / swapcase, or a helper
   function ``g0(arg)`` .. ``g5(arg)`` (``functions.HELPERS``; only the tiny model's
-  ``helper_call`` pretraining prior uses them)
+  ``helper_call`` / ``helper_context`` pretraining priors use them)
 
 Renderings:
 

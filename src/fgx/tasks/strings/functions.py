@@ -184,7 +184,7 @@ FUNCS: tuple[Callable[..., str], ...] = tuple(globals()[name] for name in NAMES)
 
 # Helper functions: made-up one-argument string functions outside the 25, written ``g0(...)`` ..
 # ``g5(...)`` in compact text and code. Not part of the paper's task: only the tiny model's
-# ``helper_call`` pretraining prior nests them, as its stand-in for the general knowledge of nested
+# ``helper_call`` / ``helper_context`` pretraining priors nest them, as its stand-in for the general knowledge of nested
 # calls of arbitrary named functions that a pretrained LLM brings. None equals one of the 25
 # (tests check it), so no composition of the task's functions is shown.
 def _drop_first(s: str) -> str:
