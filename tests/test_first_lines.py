@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from fgx.analysis.first_lines import first_line_category, first_line_table, main
+from fgx.analysis.first_lines import (first_line_category, first_line_table, main, stop_after_first_step_table,
+                                      stops_after_first_step)
 from fgx.tasks.strings import Call, Method, X, evaluate
 from fgx.tasks.strings.generate import Problem, make_row
 
@@ -61,3 +62,17 @@ def test_paper_style_rows_are_refused():
     df["extra_info"] = [dict(e, style="paper") for e in df["extra_info"]]
     with pytest.raises(ValueError, match="compact"):
         first_line_table(df)
+
+
+def test_located_answers_that_stop_after_the_first_step():
+    assert stops_after_first_step('f2("ufkvgj")="fkvgj"\n{"output": "fkvgj"}')
+    assert stops_after_first_step('f2("ufkvgj")="fkvgj"\n"fkvgj"\n{"output": "fkvgj"}')  # redex_full
+    assert not stops_after_first_step('f2("ufkvgj")="fkvgj"\nf10("fkvgj")')
+    assert not stops_after_first_step('f2("ufkvgj")="fkvgj"')
+    df = _samples()
+    df["responses"] = [['f2("ufkvgj")="fkvgj"\n{"output": "fkvgj"}', 'f2("ufkvgj")="fkvgj"\nf10("fkvgj")',
+                        'f10("ufkvgj")="uFkVgJ"\n{"output": "uFkVgJ"}'],
+                       ['f10("ufkvgj")="uFkVgJ"\n{"output": "uFkVgJ"}']]
+    t = stop_after_first_step_table(df).set_index("level")
+    assert t.loc[2, ["responses", "located", "stopped"]].tolist() == [3, 2, 1] and t.loc[2, "stopped_share"] == 0.5
+    assert t.loc[3, "located"] == 0 and pd.isna(t.loc[3, "stopped_share"])  # a root-first answer is no stop

@@ -11,6 +11,10 @@ literal arguments. The first line tells whether a model even tries to compose:
   (``f10("ufkvgj")=...``);
 - ``other``: anything else (another call, a miscopied name, an answer without a trace).
 
+Of the ``innermost`` answers, ``stop_after_first_step_table`` counts those that answer right
+after that one step (the next line is the answer or a bare string, as after a Level-1 step)
+instead of going on with the rewritten expression.
+
 Compact style only (the tiny model's traces). CLI::
 
     python -m fgx.analysis.first_lines --eval results/eval/stage1/test.parquet [--levels 2 3] [--out CSV]
@@ -50,6 +54,12 @@ def first_line_category(expression: str, innermost: str, root: str | None, respo
     return "other"
 
 
+def stops_after_first_step(response: str) -> bool:
+    """The line after the first is the answer (``{"output": ...}``) or a bare string value."""
+    lines = response.split("\n")
+    return len(lines) > 1 and lines[1].strip().startswith(('{"output"', '"'))
+
+
 def _row_parts(row) -> tuple[str, str, str | None]:
     gt = parse_ground_truth(row["reward_model"]["ground_truth"])
     e, x = parse_code(gt["ref_code"]), gt["x"]
@@ -57,8 +67,8 @@ def _row_parts(row) -> tuple[str, str, str | None]:
     return render_compact(e, x), render_compact(redex, x), (f"f{e.fn}" if isinstance(e, Call) else None)
 
 
-def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
-    """Per level and category: the number of responses and their share (long format)."""
+def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.DataFrame:
+    """One row per response: level, first-line category, whether it stops after the first step."""
     rows = []
     for i, (_, r) in enumerate(samples.iterrows()):
         style = (r.get("extra_info") or {}).get("style", "paper")
@@ -68,11 +78,28 @@ def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None)
         if levels is not None and int(r["level"]) not in levels:
             continue
         expression, innermost, root = _row_parts(r)
-        rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp)) for resp in r["responses"]]
+        rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp),
+                  stops_after_first_step(resp)) for resp in r["responses"]]
     if not rows:
         raise ValueError(f"no responses at levels {list(levels) if levels is not None else 'any'}; "
                          f"the file holds levels {sorted(set(map(int, samples['level'])))}")
-    df = pd.DataFrame(rows, columns=["level", "category"])
+    return pd.DataFrame(rows, columns=["level", "category", "stops"])
+
+
+def stop_after_first_step_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
+    """Per level: responses, how many start with the innermost call (``located``), and how many of
+    those answer right after it (``stopped``, ``stopped_share`` of the located)."""
+    df = _categorised(samples, levels)
+    df["located"] = df["category"] == "innermost"
+    out = df.groupby("level").agg(responses=("located", "size"), located=("located", "sum"),
+                                  stopped=("stops", lambda s: int((s & df.loc[s.index, "located"]).sum())))
+    out["stopped_share"] = out["stopped"] / out["located"].where(out["located"] > 0)
+    return out.reset_index()
+
+
+def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
+    """Per level and category: the number of responses and their share (long format)."""
+    df = _categorised(samples, levels)
     counts = df.groupby(["level", "category"]).size().unstack(fill_value=0).reindex(columns=list(CATEGORIES),
                                                                                    fill_value=0)
     out = counts.stack().rename("responses").reset_index()
@@ -94,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = first_line_table(samples, a.levels)
     print((100 * table.pivot(index="level", columns="category", values="share")[list(CATEGORIES)])
           .round(1).to_string())
+    stops = stop_after_first_step_table(samples, a.levels)
+    print("\nof the innermost-first answers, % that answer right after that step:")
+    print((100 * stops.set_index("level")["stopped_share"]).round(1).to_string())
     if a.out:
         from fgx.io import write_text
         write_text(table.to_csv(index=False), a.out)  # atomically
