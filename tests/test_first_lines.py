@@ -76,3 +76,11 @@ def test_located_answers_that_stop_after_the_first_step():
     t = stop_after_first_step_table(df).set_index("level")
     assert t.loc[2, ["responses", "located", "stopped"]].tolist() == [3, 2, 1] and t.loc[2, "stopped_share"] == 0.5
     assert t.loc[3, "located"] == 0 and pd.isna(t.loc[3, "stopped_share"])  # a root-first answer is no stop
+
+
+def test_cli_names_a_missing_or_unreadable_file(tmp_path):
+    with pytest.raises(SystemExit, match="nope.parquet: cannot read it as parquet"):
+        main(["--eval", str(tmp_path / "nope.parquet")])
+    (tmp_path / "text.parquet").write_text("not parquet")
+    with pytest.raises(SystemExit, match="text.parquet: cannot read it as parquet"):
+        main(["--eval", str(tmp_path / "text.parquet")])
