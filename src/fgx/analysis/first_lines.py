@@ -35,7 +35,7 @@ from fgx.tasks.strings.generate import parse_ground_truth
 CATEGORIES = ("innermost", "invented_builtin", "invented_helper", "root_first", "other")
 
 
-def _invents(first: str, expression: str, names) -> bool:
+def _invents(first: str, expression: str, names: Sequence[str] | dict) -> bool:
     return any(first.startswith(f"{m}(") for m in names) and not any(f"{m}(" in expression for m in names)
 
 
@@ -89,17 +89,24 @@ def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.Data
 def stop_after_first_step_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
     """Per level: responses, how many start with the innermost call (``located``), and how many of
     those answer right after it (``stopped``, ``stopped_share`` of the located)."""
-    df = _categorised(samples, levels)
-    df["located"] = df["category"] == "innermost"
+    return _stops(_categorised(samples, levels))
+
+
+def _stops(df: pd.DataFrame) -> pd.DataFrame:
+    located = df["category"] == "innermost"
+    df = df.assign(located=located, stopped=located & df["stops"])
     out = df.groupby("level").agg(responses=("located", "size"), located=("located", "sum"),
-                                  stopped=("stops", lambda s: int((s & df.loc[s.index, "located"]).sum())))
+                                  stopped=("stopped", "sum"))
     out["stopped_share"] = out["stopped"] / out["located"].where(out["located"] > 0)
     return out.reset_index()
 
 
 def first_line_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
     """Per level and category: the number of responses and their share (long format)."""
-    df = _categorised(samples, levels)
+    return _shares(_categorised(samples, levels))
+
+
+def _shares(df: pd.DataFrame) -> pd.DataFrame:
     counts = df.groupby(["level", "category"]).size().unstack(fill_value=0).reindex(columns=list(CATEGORIES),
                                                                                    fill_value=0)
     out = counts.stack().rename("responses").reset_index()
@@ -122,10 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         raise SystemExit(f"{a.eval}: no column(s) {sorted(missing)}; pass an evaluation parquet "
                          "(results/eval/<model>/<split>.parquet) of the string task")
-    table = first_line_table(samples, a.levels)
+    responses = _categorised(samples, a.levels)  # parse every row once for both tables
+    table = _shares(responses)
     print((100 * table.pivot(index="level", columns="category", values="share")[list(CATEGORIES)])
           .round(1).to_string())
-    stops = stop_after_first_step_table(samples, a.levels)
+    stops = _stops(responses)
     print("\nof the innermost-first answers, % that answer right after that step:")
     print((100 * stops.set_index("level")["stopped_share"]).round(1).to_string())
     if a.out:
