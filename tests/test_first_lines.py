@@ -84,3 +84,17 @@ def test_cli_names_a_missing_or_unreadable_file(tmp_path):
     (tmp_path / "text.parquet").write_text("not parquet")
     with pytest.raises(SystemExit, match="text.parquet: cannot read it as parquet"):
         main(["--eval", str(tmp_path / "text.parquet")])
+
+
+def test_arg_first_steps_are_read_as_redex_steps():
+    # redex_arg_first writes a step first argument first; the categories are the same
+    expression, innermost, root = 'f10(f2("ufkvgj"))', 'f2("ufkvgj")', "f10"
+    assert first_line_category(expression, innermost, root, '"ufkvgj".f2()="fkvgj"\nf10("fkvgj")') == "innermost"
+    assert first_line_category(expression, innermost, root, '"ufkvgj".f10()="uFkVgJ"') == "root_first"
+    assert first_line_category('f1(f7("ab",2))', 'f7("ab",2)', "f1", '"ab".f7(2)="abab"') == "innermost"
+    assert first_line_category('f1(("ab"+"c"))', '("ab"+"c")', "f1", '"ab"+"c"="abc"') == "innermost"
+    assert first_line_category(expression, innermost, root, '"ufkvgj".upper()="UFKVGJ"') == "invented_builtin"
+    # a step line after the first is no stop, though it starts with a string like a bare value
+    assert not stops_after_first_step('"ufkvgj".f2()="fkvgj"\n"fkvgj".f10()="fKvGj"')
+    assert stops_after_first_step('"ufkvgj".f2()="fkvgj"\n"fkvgj"')
+    assert stops_after_first_step('"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}')

@@ -146,6 +146,28 @@ def test_redex_trace_copies_each_call_with_its_value_then_rewrites():
     assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
 
 
+def test_redex_arg_first_trace_writes_each_step_first_argument_first():
+    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    lines = S.trace_lines(e, "xy", trace="redex_arg_first")
+    assert lines == ['"xy".f17()="yx"', '(f1("yx",2)+upper(f9("ab")))', '"yx".f1(2)="yxyx"',
+                     '("yxyx"+upper(f9("ab")))', '"ab".f9()="abba"', '("yxyx"+upper("abba"))',
+                     '"abba".upper()="ABBA"', '("yxyx"+"ABBA")', '"yxyx"+"ABBA"="yxyxABBA"',
+                     '{"output": "yxyxABBA"}']
+    # the same steps as redex: each step line converts back to redex's form, other lines are equal
+    assert [S.arg_first_to_compact(ln) for ln in lines] == S.trace_lines(e, "xy", trace="redex")
+    # a Level-1 answer starts with the prompt's first literal, as the innermost step of a nest does
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="redex_arg_first") == (
+        '"dcba".f3()="abcd"\n{"output": "abcd"}\n')
+    assert S.trace_lines(S.parse_compact('f10(f3("dcba"))'), "", trace="redex_arg_first")[0].startswith('"dcba".f3()')
+    # quotes and backslashes inside the literal survive the conversion
+    q = S.trace_lines(Call(17, (Str('a"b\\c'),)), "", trace="redex_arg_first")[0]
+    assert S.arg_first_to_compact(q) == S.trace_lines(Call(17, (Str('a"b\\c'),)), "", trace="redex")[0]
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="redex_arg_first"),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
+    assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
+
+
 def test_quoting_of_special_characters():
     e = Call(5, (X, Str('a"b\\c\n')))
     assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))

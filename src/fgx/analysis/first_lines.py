@@ -15,7 +15,8 @@ Of the ``innermost`` answers, ``stop_after_first_step_table`` counts those that 
 after that one step (the next line is the answer or a bare string, as after a Level-1 step)
 instead of going on with the rewritten expression.
 
-Compact style only (the tiny model's traces). CLI::
+Compact style only (the tiny model's traces; ``redex_arg_first`` step lines are read in ``redex``'s
+form). CLI::
 
     python -m fgx.analysis.first_lines --eval results/eval/stage1/test.parquet [--levels 2 3] [--out CSV]
 """
@@ -23,12 +24,13 @@ Compact style only (the tiny model's traces). CLI::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Sequence
 
 import pandas as pd
 
-from fgx.tasks.strings.expr import Call, parse_code, reductions, render_compact
+from fgx.tasks.strings.expr import Call, arg_first_to_compact, parse_code, reductions, render_compact
 from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
 from fgx.tasks.strings.generate import parse_ground_truth
 
@@ -42,7 +44,7 @@ def _invents(first: str, expression: str, names: Sequence[str] | dict) -> bool:
 def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
     """Category of ``response``'s first line for the compact ``expression`` whose first reduction
     step is ``innermost`` and whose root function is ``root`` (``f10``; None if the root is no call)."""
-    first = response.split("\n", 1)[0].strip()
+    first = arg_first_to_compact(response.split("\n", 1)[0].strip())  # redex_arg_first steps read as redex ones
     if first.startswith(innermost):
         return "innermost"
     if _invents(first, expression, BUILTIN_METHODS):
@@ -55,9 +57,18 @@ def first_line_category(expression: str, innermost: str, root: str | None, respo
 
 
 def stops_after_first_step(response: str) -> bool:
-    """The line after the first is the answer (``{"output": ...}``) or a bare string value."""
+    """The line after the first is the answer (``{"output": ...}``) or a bare string value (not a
+    ``redex_arg_first`` step, which also starts with a string)."""
     lines = response.split("\n")
-    return len(lines) > 1 and lines[1].strip().startswith(('{"output"', '"'))
+    if len(lines) < 2:
+        return False
+    second = lines[1].strip()
+    if second.startswith('{"output"'):
+        return True
+    try:
+        return isinstance(json.loads(second), str)
+    except ValueError:
+        return False
 
 
 def _row_parts(row) -> tuple[str, str, str | None]:

@@ -54,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--trace", choices=TRACES, default="rewrite",
                    help="format of compact rows' reference traces: rewrite (each line the whole "
                         "expression, its innermost call evaluated in place), redex (each step "
-                        "copies the innermost call with its value, then rewrites the expression) or "
-                        "redex_full (as redex, and the last step is followed by the bare value too)")
+                        "copies the innermost call with its value, then rewrites the expression), "
+                        "redex_full (as redex, and the last step is followed by the bare value too) or "
+                        "redex_arg_first (as redex, each step first argument first: \"dcba\".f3()=\"abcd\")")
     g.add_argument("--inputs", choices=INPUTS, default="lowercase",
                    help="lowercase: 3..10 lowercase letters (upstream); mixed: every other problem takes "
                         "3..max-value-len upper-case letters, mixed-case letters, or letters and digits "

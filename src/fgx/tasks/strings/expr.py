@@ -283,19 +283,51 @@ def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[t
     return [(redex, value) for _, redex, value in _reduction_chain(e, x, cap)]
 
 
-def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False):
+def render_arg_first(e: Expr, x: str) -> str:
+    """A reducible node written with its first argument first: ``"dcba".f3()``, ``"ab".f7(2)``,
+    ``"ab".upper()``, ``"a"+"b"``. Its first token is then the first literal of the node, so the
+    step that copies it starts with the leftmost string of the expression at every depth."""
+    t = type(e)
+    if t is Concat:
+        return render_compact(e.left, x) + "+" + render_compact(e.right, x)
+    if t is Call:
+        first, rest = render_compact(e.args[0], x), [render_compact(a, x) for a in e.args[1:]]
+        return f"{first}.f{e.fn}(" + ",".join(rest) + ")"
+    if t is Method:
+        return f"{render_compact(e.arg, x)}.{e.name}()"
+    return render_compact(e, x)
+
+
+def arg_first_to_compact(line: str) -> str:
+    """A ``redex_arg_first`` step line in ``redex``'s form (``"dcba".f3()="abcd"`` ->
+    ``f3("dcba")="abcd"``), so analyses of first lines read both; any other line is returned as is."""
+    lit = r'("(?:[^"\\]|\\.)*")'
+    m = re.match(r'\s*' + lit + r'\.(\w+)\(([^()]*)\)(.*)$', line, re.S)
+    if m:
+        first, name, rest, tail = m.groups()
+        return f"{name}({first}{',' + rest if rest else ''}){tail}"
+    m = re.match(r'\s*' + lit + r'\+' + lit + r'(=.*)$', line, re.S)
+    if m:
+        left, right, tail = m.groups()
+        return f"({left}+{right}){tail}"
+    return line
+
+
+def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
-    (``full``: always, so the last step also ends with the whole expression, ``"abcd"``)."""
+    (``full``: always, so the last step also ends with the whole expression, ``"abcd"``;
+    ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``)."""
     value = _eval(e, x, cap, None) if _is_literal(e) else None
     for e, redex, value in _reduction_chain(e, x, cap):
-        lines.append(render_compact(redex, x) + "=" + quote(value))
+        step = render_arg_first(redex, x) if arg_first else render_compact(redex, x)
+        lines.append(step + "=" + quote(value))
         if full or not _is_literal(e):
             lines.append(render_compact(e, x))
     return value
 
 
-TRACES = ("rewrite", "redex", "redex_full")
+TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first")
 
 
 def output_line(value: str) -> str:
@@ -314,6 +346,9 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     ``redex_full``: as ``redex``, and the rewritten expression follows every step, also the last
     (``"abcd"``): whether to answer is then read off the line just written (a bare string), not
     by comparing the step with the prompt.
+    ``redex_arg_first``: as ``redex``, each step written first argument first
+    (``"dcba".f3()="abcd"``): a Level-1 step then starts with the prompt's first literal, not its
+    first name, the same rule that finds the innermost call of a nest.
     """
     if trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
@@ -324,7 +359,7 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     if trace == "rewrite":
         value = _trace(e, x, cap, lines)
     else:
-        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full")
+        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first")
     lines.append(output_line(value))
     return lines
 
