@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from fgx.analysis.first_lines import (first_line_category, first_line_table, main, stop_after_first_step_table,
-                                      stops_after_first_step)
+from fgx.analysis.first_lines import (first_line_category, first_line_table, first_step_right, main,
+                                      stop_after_first_step_table, stops_after_first_step)
 from fgx.tasks.strings import Call, Method, X, evaluate
 from fgx.tasks.strings.generate import Problem, make_row
 
@@ -98,3 +98,15 @@ def test_arg_first_steps_are_read_as_redex_steps():
     assert not stops_after_first_step('"ufkvgj".f2()="fkvgj"\n"fkvgj".f10()="fKvGj"')
     assert stops_after_first_step('"ufkvgj".f2()="fkvgj"\n"fkvgj"')
     assert stops_after_first_step('"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}')
+
+
+def test_located_answers_whose_step_value_is_right():
+    assert first_step_right('f2("ufkvgj")="fkvgj"', 'f2("ufkvgj")="fkvgj"\nf10("fkvgj")')
+    assert first_step_right('f2("ufkvgj")="fkvgj"', '"ufkvgj".f2()="fkvgj"\nf10("fkvgj")')  # redex_arg_first
+    assert not first_step_right('f2("ufkvgj")="fkvgj"', 'f2("ufkvgj")="fkvg"')
+    df = _samples()
+    df["responses"] = [['f2("ufkvgj")="fkvgj"\nf10("fkvgj")', '"ufkvgj".f2()="ufkvgj"\nf10("ufkvgj")',
+                        '"ufkvgj".f2()="fkvgj"', 'f10("ufkvgj")="uFkVgJ"'], ['?']]
+    t = stop_after_first_step_table(df).set_index("level")
+    assert t.loc[2, ["located", "step_right"]].tolist() == [3, 2] and t.loc[2, "step_right_share"] == 2 / 3
+    assert t.loc[3, "step_right"] == 0 and pd.isna(t.loc[3, "step_right_share"])

@@ -13,7 +13,8 @@ literal arguments. The first line tells whether a model even tries to compose:
 
 Of the ``innermost`` answers, ``stop_after_first_step_table`` counts those that answer right
 after that one step (the next line is the answer or a bare string, as after a Level-1 step)
-instead of going on with the rewritten expression.
+instead of going on with the rewritten expression, and those whose step value is right (a step
+copied from a nest but computed wrong is the atomic skill failing under a context).
 
 Compact style only (the tiny model's traces; ``redex_arg_first`` step lines are read in ``redex``'s
 form). CLI::
@@ -30,7 +31,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from fgx.tasks.strings.expr import Call, arg_first_to_compact, parse_code, reductions, render_compact
+from fgx.tasks.strings.expr import Call, arg_first_to_compact, parse_code, quote, reductions, render_compact
 from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
 from fgx.tasks.strings.generate import parse_ground_truth
 
@@ -71,15 +72,24 @@ def stops_after_first_step(response: str) -> bool:
         return False
 
 
-def _row_parts(row) -> tuple[str, str, str | None]:
+def _row_parts(row) -> tuple[str, str, str | None, str]:
+    """The expression, its first reduction step, its root function, and that step's line with its value."""
     gt = parse_ground_truth(row["reward_model"]["ground_truth"])
     e, x = parse_code(gt["ref_code"]), gt["x"]
-    redex = reductions(e, x)[0][0]
-    return render_compact(e, x), render_compact(redex, x), (f"f{e.fn}" if isinstance(e, Call) else None)
+    redex, value = reductions(e, x)[0]
+    innermost = render_compact(redex, x)
+    return (render_compact(e, x), innermost, (f"f{e.fn}" if isinstance(e, Call) else None),
+            f"{innermost}={quote(value)}")
+
+
+def first_step_right(step_line: str, response: str) -> bool:
+    """The response's first line is ``step_line`` (``f2("ufkvgj")="fkvgj"``), in either step form."""
+    return arg_first_to_compact(response.split("\n", 1)[0].strip()) == step_line
 
 
 def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.DataFrame:
-    """One row per response: level, first-line category, whether it stops after the first step."""
+    """One row per response: level, first-line category, whether it stops after the first step,
+    whether that first step's value is right."""
     rows = []
     for i, (_, r) in enumerate(samples.iterrows()):
         style = (r.get("extra_info") or {}).get("style", "paper")
@@ -88,27 +98,30 @@ def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.Data
                              "(task.style: compact)")
         if levels is not None and int(r["level"]) not in levels:
             continue
-        expression, innermost, root = _row_parts(r)
+        expression, innermost, root, step_line = _row_parts(r)
         rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp),
-                  stops_after_first_step(resp)) for resp in r["responses"]]
+                  stops_after_first_step(resp), first_step_right(step_line, resp)) for resp in r["responses"]]
     if not rows:
         raise ValueError(f"no responses at levels {list(levels) if levels is not None else 'any'}; "
                          f"the file holds levels {sorted(set(map(int, samples['level'])))}")
-    return pd.DataFrame(rows, columns=["level", "category", "stops"])
+    return pd.DataFrame(rows, columns=["level", "category", "stops", "step_right"])
 
 
 def stop_after_first_step_table(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
-    """Per level: responses, how many start with the innermost call (``located``), and how many of
-    those answer right after it (``stopped``, ``stopped_share`` of the located)."""
+    """Per level: responses, how many start with the innermost call (``located``), how many of
+    those answer right after it (``stopped``, ``stopped_share`` of the located), and how many give
+    that step's value right (``step_right``, ``step_right_share`` of the located)."""
     return _stops(_categorised(samples, levels))
 
 
 def _stops(df: pd.DataFrame) -> pd.DataFrame:
     located = df["category"] == "innermost"
-    df = df.assign(located=located, stopped=located & df["stops"])
+    df = df.assign(located=located, stopped=located & df["stops"], step_right=located & df["step_right"])
     out = df.groupby("level").agg(responses=("located", "size"), located=("located", "sum"),
-                                  stopped=("stopped", "sum"))
-    out["stopped_share"] = out["stopped"] / out["located"].where(out["located"] > 0)
+                                  stopped=("stopped", "sum"), step_right=("step_right", "sum"))
+    per_located = out["located"].where(out["located"] > 0)
+    out["stopped_share"] = out["stopped"] / per_located
+    out["step_right_share"] = out["step_right"] / per_located
     return out.reset_index()
 
 
@@ -145,8 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print((100 * table.pivot(index="level", columns="category", values="share")[list(CATEGORIES)])
           .round(1).to_string())
     stops = _stops(responses)
-    print("\nof the innermost-first answers, % that answer right after that step:")
-    print((100 * stops.set_index("level")["stopped_share"]).round(1).to_string())
+    print("\nof the innermost-first answers, % that answer right after that step (stopped) and % whose "
+          "step value is right (step_right):")
+    print((100 * stops.set_index("level")[["stopped_share", "step_right_share"]]).round(1)
+          .rename(columns=lambda c: c.removesuffix("_share")).to_string())
     if a.out:
         from fgx.io import write_text
         write_text(table.to_csv(index=False), a.out)  # atomically
