@@ -285,8 +285,8 @@ def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[t
 
 def render_arg_first(e: Expr, x: str) -> str:
     """A reducible node written with its first argument first: ``"dcba".f3()``, ``"ab".f7(2)``,
-    ``"ab".upper()``, ``"a"+"b"``. Its first token is then the first literal of the node, so the
-    step that copies it starts with the leftmost string of the expression at every depth."""
+    ``"ab".upper()``, ``"a"+"b"``. A step line then starts with the node's first literal, which
+    in a chain of calls is the expression's leftmost string at any depth, as in a Level-1 prompt."""
     t = type(e)
     if t is Concat:
         return render_compact(e.left, x) + "+" + render_compact(e.right, x)
