@@ -107,8 +107,20 @@ def test_architecture_trace_example():
     assert S.trace_values(e, "dcba") == ["abcd", "dcba"]
 
 
+# A Level-3 expression with every node kind: a call in a call, a two-argument call, a method, a concat.
+TRACE_EXPR = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+
+
+def _assert_scored_right(trace: str):
+    """compute_score reads the answer of TRACE_EXPR's reference trace (input "xy") as right."""
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", S.solution_text(TRACE_EXPR, "xy", trace=trace),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(TRACE_EXPR)))
+    assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
+
+
 def test_trace_is_leftmost_innermost_and_replays():
-    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    e = TRACE_EXPR
     lines = S.trace_lines(e, "xy")
     assert lines == ['(f1("yx",2)+upper(f9("ab")))', '("yxyx"+upper(f9("ab")))', '("yxyx"+upper("abba"))',
                      '("yxyx"+"ABBA")', '"yxyxABBA"', '{"output": "yxyxABBA"}']
@@ -120,7 +132,7 @@ def test_trace_is_leftmost_innermost_and_replays():
 
 
 def test_redex_trace_copies_each_call_with_its_value_then_rewrites():
-    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    e = TRACE_EXPR
     lines = S.trace_lines(e, "xy", trace="redex")
     assert lines == ['f17("xy")="yx"', '(f1("yx",2)+upper(f9("ab")))', 'f1("yx",2)="yxyx"',
                      '("yxyx"+upper(f9("ab")))', 'f9("ab")="abba"', '("yxyx"+upper("abba"))',
@@ -140,14 +152,11 @@ def test_redex_trace_copies_each_call_with_its_value_then_rewrites():
     assert full == lines[:-1] + ['"yxyxABBA"', lines[-1]]
     assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="redex_full") == (
         'f3("dcba")="abcd"\n"abcd"\n{"output": "abcd"}\n')
-    from fgx.tasks.strings.generate import ground_truth
-    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="redex_full"),
-                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
-    assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
+    _assert_scored_right("redex_full")
 
 
 def test_redex_arg_first_trace_writes_each_step_first_argument_first():
-    e = Concat(Call(1, (Call(17, (X,)), Int(2))), Method("upper", Call(9, (Str("ab"),))))
+    e = TRACE_EXPR
     lines = S.trace_lines(e, "xy", trace="redex_arg_first")
     assert lines == ['"xy".f17()="yx"', '(f1("yx",2)+upper(f9("ab")))', '"yx".f1(2)="yxyx"',
                      '("yxyx"+upper(f9("ab")))', '"ab".f9()="abba"', '("yxyx"+upper("abba"))',
@@ -162,10 +171,7 @@ def test_redex_arg_first_trace_writes_each_step_first_argument_first():
     # quotes and backslashes inside the literal survive the conversion
     q = S.trace_lines(Call(17, (Str('a"b\\c'),)), "", trace="redex_arg_first")[0]
     assert S.arg_first_to_compact(q) == S.trace_lines(Call(17, (Str('a"b\\c'),)), "", trace="redex")[0]
-    from fgx.tasks.strings.generate import ground_truth
-    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="redex_arg_first"),
-                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
-    assert scored["score"] == 1.0 and scored["pred"] == "yxyxABBA"
+    _assert_scored_right("redex_arg_first")
 
 
 def test_quoting_of_special_characters():

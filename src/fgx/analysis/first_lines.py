@@ -42,10 +42,15 @@ def _invents(first: str, expression: str, names: Sequence[str] | dict) -> bool:
     return any(first.startswith(f"{m}(") for m in names) and not any(f"{m}(" in expression for m in names)
 
 
+def _first_line(response: str) -> str:
+    """The response's first line, a ``redex_arg_first`` step read in ``redex``'s form."""
+    return arg_first_to_compact(response.split("\n", 1)[0].strip())
+
+
 def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
     """Category of ``response``'s first line for the compact ``expression`` whose first reduction
     step is ``innermost`` and whose root function is ``root`` (``f10``; None if the root is no call)."""
-    first = arg_first_to_compact(response.split("\n", 1)[0].strip())  # redex_arg_first steps read as redex ones
+    first = _first_line(response)
     if first.startswith(innermost):
         return "innermost"
     if _invents(first, expression, BUILTIN_METHODS):
@@ -84,7 +89,7 @@ def _row_parts(row) -> tuple[str, str, str | None, str]:
 
 def first_step_right(step_line: str, response: str) -> bool:
     """The response's first line is ``step_line`` (``f2("ufkvgj")="fkvgj"``), in either step form."""
-    return arg_first_to_compact(response.split("\n", 1)[0].strip()) == step_line
+    return _first_line(response) == step_line
 
 
 def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.DataFrame:
