@@ -48,6 +48,19 @@ def test_cross_key_rules():
     bad["data"]["pretrain_prior_levels"] = [4, 2]
     with pytest.raises(ConfigError, match="pretrain_prior_levels"):
         validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["task"].update(render="chain", trace="rewrite")
+    with pytest.raises(ConfigError, match="task.render.*task.trace: rewrite; set task.trace: redex"):
+        validate_config(bad)
+    bad["task"].update(trace="redex", style="paper")
+    with pytest.raises(ConfigError, match="task.render': chain is a compact-style rendering"):
+        validate_config(bad)
+    bad["task"].update(style="compact", render="tree")
+    with pytest.raises(ConfigError, match="render"):
+        validate_config(bad)
+    good = copy.deepcopy(cfg)
+    good["task"].update(render="chain", trace="redex")
+    validate_config(good)
 
 
 def test_bad_config_fails_before_any_job(tmp_path):

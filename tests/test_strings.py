@@ -174,6 +174,61 @@ def test_redex_arg_first_trace_writes_each_step_first_argument_first():
     _assert_scored_right("redex_arg_first")
 
 
+def test_chain_render_writes_calls_in_evaluation_order():
+    assert S.render_chain(S.parse_compact('f17(f3("dcba"))'), "") == '"dcba".f3().f17()'
+    assert S.render_chain(S.parse_compact('f7(f3("ab"),"cd")'), "") == '"ab".f3().f7("cd")'
+    assert S.render_chain(S.parse_compact('upper(f1("ab",3))'), "") == '"ab".f1(3).upper()'
+    assert S.render_chain(TRACE_EXPR, "xy") == '("xy".f17().f1(2)+"ab".f9().upper())'
+    assert S.render_expr(TRACE_EXPR, "xy", "nested") == S.render_compact(TRACE_EXPR, "xy")
+    with pytest.raises(ValueError, match="unknown render 'tree'.*nested, chain"):
+        S.render_expr(TRACE_EXPR, "xy", "tree")
+
+
+def test_chain_trace_has_redex_steps_in_chain_form():
+    e = TRACE_EXPR
+    lines = S.trace_lines(e, "xy", trace="redex", render="chain")
+    assert lines == ['"xy".f17()="yx"', '("yx".f1(2)+"ab".f9().upper())', '"yx".f1(2)="yxyx"',
+                     '("yxyx"+"ab".f9().upper())', '"ab".f9()="abba"', '("yxyx"+"abba".upper())',
+                     '"abba".upper()="ABBA"', '("yxyx"+"ABBA")', '("yxyx"+"ABBA")="yxyxABBA"',
+                     '{"output": "yxyxABBA"}']
+    # the same steps and values as the nested redex trace, line for line
+    nested = S.trace_lines(e, "xy", trace="redex")
+    assert [ln.rpartition("=")[2] for ln in lines if "=" in ln] == [ln.rpartition("=")[2] for ln in nested if "=" in ln]
+    assert len(lines) == len(nested)
+    # a Level-1 answer is the prompt copied with its value; a composition's first step is the prompt's prefix
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="redex", render="chain") == (
+        '"dcba".f3()="abcd"\n{"output": "abcd"}\n')
+    two = S.trace_lines(S.parse_compact('f10(f3("dcba"))'), "", trace="redex", render="chain")
+    assert two[:2] == ['"dcba".f3()="abcd"', '"abcd".f10()']
+    assert S.trace_lines(e, "xy", trace="redex_full", render="chain")[-2] == '"yxyxABBA"'
+    with pytest.raises(ValueError, match="render 'chain' writes redex or redex_full"):
+        S.trace_lines(e, "xy", trace="rewrite", render="chain")
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="redex", render="chain"),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
+    assert scored["score"] == 1.0
+
+
+def test_chain_rows_say_so_and_keep_the_ground_truth():
+    from fgx.tasks.strings.generate import Problem, generate, make_row
+    p = Problem(S.parse_compact('f10(f3("dcba"))'), "q", "ABCD"[::-1].lower().swapcase(), 2)
+    nested, chain = (make_row(p, stage=2, split="test", style="compact", index=0, render=r) for r in ("nested", "chain"))
+    assert chain["prompt"][0]["content"] == '"dcba".f3().f10()\n'
+    assert chain["reward_model"] == nested["reward_model"] and chain["data_source"] == nested["data_source"]
+    assert chain["extra_info"]["render"] == "chain" and "render" not in nested["extra_info"]
+    # rewrite (the default of non-pretraining splits) has no chain form: such a row's solution is its redex trace
+    assert chain["extra_info"]["solution"].startswith('"dcba".f3()="abcd"\n')
+    with pytest.raises(ValueError, match="compact-style rendering"):
+        make_row(p, stage=2, split="test", style="paper", index=0, render="chain")
+    a = generate(stage=2, split="test", min_level=1, max_level=3, num=9, seed=3, style="compact", render="chain")
+    b = generate(stage=2, split="test", min_level=1, max_level=3, num=9, seed=3, style="compact")
+    assert list(a["reward_model"]) == list(b["reward_model"])  # the same problems, rendered otherwise
+    for row in a.itertuples():
+        e = S.parse_code(json.loads(row.reward_model["ground_truth"])["ref_code"])
+        x = json.loads(row.reward_model["ground_truth"])["ref_input"]["x"]
+        assert row.prompt[0]["content"] == S.render_chain(e, x) + "\n"
+
+
 def test_quoting_of_special_characters():
     e = Call(5, (X, Str('a"b\\c\n')))
     assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))

@@ -73,6 +73,15 @@ def test_pretraining_inputs_reach_only_the_level1_pretraining_data(config):
     assert after["pretrain"].endswith("--inputs mixed")
 
 
+def test_chain_render_reaches_every_string_split(config):
+    """task.render renders every split's prompts (a config without it: nested, no flag)."""
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert not any("--render" in a for a in before.values())
+    config["task"]["render"] = "chain"
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert all(after[s] == before[s] + " --render chain" for s in before)
+
+
 def test_model_lineage(config):
     assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}

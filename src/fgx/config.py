@@ -80,6 +80,14 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     if config.get("engine") == "verl" and model.get("source") == "scratch":
         problems.append("key 'model.source': the verl engine needs a pretrained model; "
                         "set model.source: path and model.path (see config.paper.yaml)")
+    task = config.get("task", {}) or {}
+    if task.get("render", "nested") == "chain":
+        if task.get("style") != "compact":
+            problems.append("key 'task.render': chain is a compact-style rendering; set task.style: compact "
+                            "or task.render: nested")
+        if task.get("trace", "rewrite") not in ("redex", "redex_full"):
+            problems.append(f"key 'task.render': chain writes redex or redex_full traces, got task.trace: "
+                            f"{task.get('trace', 'rewrite')}; set task.trace: redex")
     for key in ("test_levels", "pretrain_prior_levels"):
         levels = (config.get("data", {}) or {}).get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:

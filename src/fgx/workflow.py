@@ -67,7 +67,7 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     data, task = config["data"], config["task"]
     lo, hi = data["test_levels"]
     common = {"style": task["style"], "max_value_len": task.get("max_value_len"),
-              "seed": derive_seed(config["seed"], "data", split)}
+              "render": task.get("render", "nested"), "seed": derive_seed(config["seed"], "data", split)}
     # only the pretraining splits' reference traces are ever read (the base model learns their
     # format); every other split's solution column is informative only and keeps the default
     trace = task.get("trace", "rewrite")
@@ -113,6 +113,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--trace {spec['trace']}")
     if spec.get("inputs", "lowercase") != "lowercase":
         args.append(f"--inputs {spec['inputs']}")
+    if spec.get("render", "nested") != "nested":
+        args.append(f"--render {spec['render']}")
     return " ".join(args)
 
 

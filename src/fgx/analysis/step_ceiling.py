@@ -39,7 +39,7 @@ def step_rows(eval_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[list[int]]]:
         mine = []
         for redex, value in reductions(e, x):
             row = make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",
-                           style=style, index=len(rows))
+                           style=style, index=len(rows), render=extra.get("render") or "nested")
             key = row["prompt"][0]["content"]
             if key not in index:
                 index[key] = len(rows)

@@ -6,7 +6,8 @@ Public API (see the submodules for details):
 - expressions: ``Var Str Int Call Concat Method``, ``parse_code``, ``parse_compact``,
   ``render_code``, ``render_compact``, ``compact_call_names``, ``evaluate``, ``trace_values``,
   ``trace_lines``, ``solution_text``, ``reductions``, ``depth``, ``execute``, ``normalise_code``,
-  ``render_arg_first``, ``arg_first_to_compact`` (the ``redex_arg_first`` step form)
+  ``render_arg_first``, ``arg_first_to_compact`` (the ``redex_arg_first`` step form),
+  ``render_chain``, ``render_expr`` (the ``task.render: chain`` form, ``"dcba".f3().f17()``)
 - data: ``generate`` (DataFrame), ``generate_problems``, ``make_row``, ``parse_ground_truth``,
   ``FORWARD_PROMPT``
 - reward: ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``
@@ -16,7 +17,7 @@ Public API (see the submodules for details):
 from .expr import (DEFAULT_MAX_LEN, Call, Concat, Expr, Int, Method, Str, UnsupportedCode, ValueTooLong,
                    Var, X, arg_first_to_compact, compact_call_names, depth, evaluate, execute, functions_used,
                    main_solution_code, normalise_code, parse_code, parse_compact, reductions, render_arg_first,
-                   render_code, render_compact, solution_text, trace_lines, trace_values)
+                   render_chain, render_code, render_compact, render_expr, solution_text, trace_lines, trace_values)
 from .functions import ALL_FUNCS, EVAL_FUNCS, FUNCS, NAMES, TRAIN_FUNCS
 from .generate import (FORWARD_PROMPT, Problem, data_source, definition_source, function_set, generate,
                        generate_problems, make_row, parse_ground_truth, program_code)
@@ -30,6 +31,7 @@ __all__ = [
     "X", "arg_first_to_compact", "compact_call_names", "compute_score", "data_source", "definition_source",
     "depth", "evaluate", "execute", "extract_output", "function_set", "functions_used", "generate",
     "generate_problems", "main_solution_code", "make_row", "normalise_code", "parse_code", "parse_compact",
-    "parse_ground_truth", "program_code", "reductions", "render_arg_first", "render_code", "render_compact",
+    "parse_ground_truth", "program_code", "reductions", "render_arg_first", "render_chain", "render_code",
+    "render_compact", "render_expr",
     "solution_text", "trace_lines", "trace_values",
 ]

@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from .expr import TRACES
+from .expr import RENDERS, TRACES
 from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
 
 
@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowercase: 3..10 lowercase letters (upstream); mixed: every other problem takes "
                         "3..max-value-len upper-case letters, mixed-case letters, or letters and digits "
                         "(the tiny model's pretraining: the kinds of values met inside compositions)")
+    g.add_argument("--render", choices=RENDERS, default="nested",
+                   help="how compact prompts and traces write an expression: nested (f17(f3(\"dcba\"))) or "
+                        "chain (\"dcba\".f3().f17(): evaluation order, every call after its first argument)")
     return p
 
 
@@ -86,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
-                      partition=args.partition, trace=args.trace, inputs=args.inputs)
+                      partition=args.partition, trace=args.trace, inputs=args.inputs,
+                      render=args.render)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -166,6 +166,41 @@ def render_compact(e: Expr, x: str) -> str:
     return _compose(e, [render_compact(c, x) for c in children(e)])
 
 
+def render_chain(e: Expr, x: str) -> str:
+    """Compact text in evaluation order, each call written after its first argument as a method
+    chain: ``f17(f3("dcba"))`` -> ``"dcba".f3().f17()``, ``f7(f3("ab"),"cd")`` -> ``"ab".f3().f7("cd")``,
+    ``upper(f3(x))`` -> ``"dcba".f3().upper()``; a concatenation stays ``("ab"+"cd")``. The
+    innermost call of a chain is then the first one after its literal, so locating the next step
+    is reading on from the left, as an LLM reads nested code without effort, and composing is
+    what is left to learn (``task.render: chain``)."""
+    t = type(e)
+    if t is Var:
+        return quote(x)
+    if t is Str:
+        return quote(e.value)
+    if t is Int:
+        return str(e.value)
+    if t is Concat:
+        return "(" + render_chain(e.left, x) + "+" + render_chain(e.right, x) + ")"
+    if t is Call:
+        first, rest = render_chain(e.args[0], x), [render_chain(a, x) for a in e.args[1:]]
+        return f"{first}.f{e.fn}(" + ",".join(rest) + ")"
+    return f"{render_chain(e.arg, x)}.{e.name}()"  # Method (builtin or helper)
+
+
+RENDERS = ("nested", "chain")
+
+
+def render_expr(e: Expr, x: str, render: str = "nested") -> str:
+    """Compact text of ``e`` in the given rendering: ``nested`` (:func:`render_compact`, the
+    default) or ``chain`` (:func:`render_chain`)."""
+    if render == "nested":
+        return render_compact(e, x)
+    if render == "chain":
+        return render_chain(e, x)
+    raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
+
+
 def main_solution_code(e: Expr) -> str:
     return f"def main_solution(x):\n    return {render_code(e)}"
 
@@ -313,17 +348,19 @@ def arg_first_to_compact(line: str) -> str:
     return line
 
 
-def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False):
+def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False,
+                 render: str = "nested"):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
     (``full``: always, so the last step also ends with the whole expression, ``"abcd"``;
-    ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``)."""
+    ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``; ``render``:
+    how the steps and expressions are written, see :func:`render_expr`)."""
     value = _eval(e, x, cap, None) if _is_literal(e) else None
     for e, redex, value in _reduction_chain(e, x, cap):
-        step = render_arg_first(redex, x) if arg_first else render_compact(redex, x)
+        step = render_arg_first(redex, x) if arg_first else render_expr(redex, x, render)
         lines.append(step + "=" + quote(value))
         if full or not _is_literal(e):
-            lines.append(render_compact(e, x))
+            lines.append(render_expr(e, x, render))
     return value
 
 
@@ -334,7 +371,8 @@ def output_line(value: str) -> str:
     return json.dumps({"output": value}, ensure_ascii=False)
 
 
-def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite") -> list[str]:
+def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite",
+                render: str = "nested") -> list[str]:
     """The compact solution, one step per line, ending with ``{"output": ...}`` (no newlines).
 
     ``rewrite``: each line is the whole expression with its leftmost-innermost reducible node (a
@@ -349,9 +387,16 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     ``redex_arg_first``: as ``redex``, each step written first argument first
     (``"dcba".f3()="abcd"``): a Level-1 step then starts with the prompt's first literal, not its
     first name, the same rule that finds the innermost call of a nest.
+    ``render``: ``nested`` (``f17(f3("dcba"))``) or ``chain`` (``"dcba".f3().f17()``, every step and
+    expression in evaluation order; with ``redex`` and ``redex_full`` only).
     """
     if trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
+    if render not in RENDERS:
+        raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
+    if render == "chain" and trace not in ("redex", "redex_full"):
+        raise ValueError(f"render 'chain' writes redex or redex_full traces, not {trace!r}: its steps are "
+                         "already first argument first")
     cap = DEFAULT_MAX_LEN if max_len is None else max_len
     if len(x) > cap:
         raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
@@ -359,14 +404,16 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     if trace == "rewrite":
         value = _trace(e, x, cap, lines)
     else:
-        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first")
+        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first",
+                             render=render)
     lines.append(output_line(value))
     return lines
 
 
-def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite") -> str:
+def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite",
+                  render: str = "nested") -> str:
     """The reference response of a compact row: every trace line followed by ``\\n``."""
-    return "".join(line + "\n" for line in trace_lines(e, x, max_len, trace))
+    return "".join(line + "\n" for line in trace_lines(e, x, max_len, trace, render))
 
 
 # ----------------------------------------------------------------------------- parsing

@@ -22,8 +22,8 @@ from typing import Iterable
 from . import display
 from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
-                   functions_used, main_solution_code, render_code, render_compact, solution_text,
-                   TRACES)
+                   functions_used, main_solution_code, render_code, render_compact, render_expr,
+                   solution_text, RENDERS, TRACES)
 
 LOWER = string.ascii_lowercase
 STYLES = ("paper", "compact")
@@ -383,8 +383,8 @@ def paper_prompt(code: str, x: str) -> str:
     return FORWARD_PROMPT.format(code=code, input=x)
 
 
-def compact_prompt(e: Expr, x: str) -> str:
-    return render_compact(e, x) + "\n"
+def compact_prompt(e: Expr, x: str, render: str = "nested") -> str:
+    return render_expr(e, x, render) + "\n"
 
 
 def ground_truth(x: str, output: str, code: str) -> str:
@@ -413,31 +413,43 @@ def parse_ground_truth(ground_truth) -> dict:
     return ground_truth | {"x": x}
 
 
-def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite") -> dict:
+def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite",
+             render: str = "nested") -> dict:
+    """One verl-schema row. ``render`` (compact style only): ``nested`` or ``chain`` prompts and
+    traces (see ``expr.render_expr``); a chain row says so in ``extra_info.render``."""
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
+    if render not in RENDERS:
+        raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
+    if style == "paper" and render != "nested":
+        raise ValueError("render 'chain' is a compact-style rendering; the paper style prints upstream's code")
     code = program_code(p.expr, stage)
     if style == "paper":
         content, solution = paper_prompt(code, p.x), None
     else:
-        content, solution = compact_prompt(p.expr, p.x), solution_text(p.expr, p.x, trace=trace)
+        if render == "chain" and trace == "rewrite":
+            trace = "redex"  # the rewrite trace has no chain form (and only pretraining reads traces)
+        content = compact_prompt(p.expr, p.x, render)
+        solution = solution_text(p.expr, p.x, trace=trace, render=render)
+    extra = {"render": render} if render != "nested" else {}
     return {
         "data_source": data_source(p.level),
         "prompt": [{"role": "user", "content": content}],
         "ability": "reasoning",
         "reward_model": {"style": "rule", "ground_truth": ground_truth(p.x, p.output, code)},
         "extra_info": {"depth": p.level, "index": index, "split": split, "solution": solution,
-                       "stage": stage, "style": style},
+                       "stage": stage, "style": style, **extra},
     }
 
 
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
-             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase"):
+             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested"):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
     compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
-    ``inputs`` the input strings (see :func:`generate_problems`)."""
+    ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
+    and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -448,6 +460,6 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
                                  inputs=inputs)
-    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace)
+    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render)
             for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
