@@ -100,6 +100,21 @@ def test_redex_trace_implies_the_rewrite_trace_on_generated_problems():
         assert [ln for i, ln in enumerate(got) if i == 0 or ln != got[i - 1]] == want
 
 
+@pytest.mark.parametrize("response,expected", [
+    (solution_text(EXPR, X, trace="redex", render="chain"), CORRECT),
+    # the chain forms of the redex cases above: an atomic error at f8, a wrong order, a stop after step 1
+    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1).f17()\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()\n'
+     '"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
+    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1).f17()\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)\n{"output": "cdbax"}',
+     INCORRECT),
+    ('"dcx".f5("ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
+    ('"dcx".f5("ab").f8(1).f17()="qq"\n{"output": "qq"}', IGNORES),
+])
+def test_chain_traces_are_read_as_their_nested_form(response, expected):
+    c = classify_detailed(response, GT, style="compact")
+    assert c.category == expected, c.reason
+
+
 def test_compact_reasons_name_the_step():
     c = classify_detailed('f17(f8("abdcx",1))\nf17("bdcax")\n', GT)
     assert c.step == 2 and 'f8("abdcx",1)' in c.reason and '"bdcxa"' in c.reason

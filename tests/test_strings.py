@@ -209,6 +209,25 @@ def test_chain_trace_has_redex_steps_in_chain_form():
     assert scored["score"] == 1.0
 
 
+def test_chain_lines_parse_back_to_their_expressions():
+    from fgx.tasks.strings.generate import generate
+    df = generate(
+        stage=2, split="train", min_level=1, max_level=5, num=60, seed=4, style="compact", render="chain")
+    for row in df.itertuples():
+        gt = json.loads(row.reward_model["ground_truth"])
+        e, x = S.parse_code(gt["ref_code"]), gt["ref_input"]["x"]
+        assert S.chain_to_compact(row.prompt[0]["content"].strip()) == S.render_compact(e, x)
+        nested = S.trace_lines(e, x, trace="redex")
+        assert [S.chain_to_compact(ln) for ln in S.trace_lines(e, x, trace="redex", render="chain")] == nested
+    assert S.chain_to_compact('f3("ab")="ba"') == 'f3("ab")="ba"'  # nested lines pass through
+    assert S.chain_to_compact('{"output": "ab"}') == '{"output": "ab"}'
+    assert S.chain_to_compact('"a=b".f3()="=ab"') == 'f3("a=b")="=ab"'  # '=' inside a literal
+    for bad in ('"ab".f3(2)', '"ab".f99()', '"ab".upper(1)', '"ab".strip()', '3.f3()', '"ab".f3'):
+        with pytest.raises(ValueError):
+            S.parse_chain(bad)
+        assert S.chain_to_compact(bad) == bad
+
+
 def test_chain_rows_say_so_and_keep_the_ground_truth():
     from fgx.tasks.strings.generate import Problem, generate, make_row
     p = Problem(S.parse_compact('f10(f3("dcba"))'), "q", "ABCD"[::-1].lower().swapcase(), 2)

@@ -108,9 +108,9 @@ from functools import lru_cache
 from typing import Any
 
 from fgx.tasks.strings import functions as F
-from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children,
-                                    evaluate, parse_code, parse_compact, quote, render_code, render_compact,
-                                    trace_lines, with_child)
+from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, chain_to_compact,
+                                    children, evaluate, parse_code, parse_compact, quote, render_code, render_compact,
+                                    top_level_eq, trace_lines, with_child)
 from fgx.tasks.strings.generate import parse_ground_truth
 from fgx.tasks.strings.scoring import compute_score
 
@@ -467,24 +467,6 @@ def _judge(p: _Problem, path: tuple, s: str, where: str, remaining: set, paper: 
                                       f"the value {_q(s)} is wrong (expected {_q(node.value)})", first + 1)
 
 
-def _top_level_eq(line: str) -> int:
-    """Index of the first ``=`` outside string literals, or -1."""
-    in_str = esc = False
-    for i, ch in enumerate(line):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "=":
-            return i
-    return -1
-
-
 def _find_subtree(e: Expr, target: Expr, path: tuple = ()) -> tuple | None:
     """Path of the leftmost-innermost subtree of ``e`` equal to ``target`` (post-order), or None."""
     for k, c in enumerate(children(e)):
@@ -508,7 +490,7 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
         if line.startswith("{"):
             out += lines[k:]
             break
-        i = _top_level_eq(line)
+        i = top_level_eq(line)
         try:
             if i < 0:
                 cur = parse_compact(line)
@@ -532,7 +514,7 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
 
 
 def _classify_compact(p: _Problem, text: str, found: bool, pred: str | None) -> Classification:
-    lines = [ln.strip() for ln in text.split("\n")]
+    lines = [chain_to_compact(ln.strip()) for ln in text.split("\n")]  # task.render: chain, read as nested
     lines = _as_rewrite_trace([ln for ln in lines if ln], p.e0)
     cur = p.e0
     first: Classification | None = None

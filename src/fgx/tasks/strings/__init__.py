@@ -7,7 +7,8 @@ Public API (see the submodules for details):
   ``render_code``, ``render_compact``, ``compact_call_names``, ``evaluate``, ``trace_values``,
   ``trace_lines``, ``solution_text``, ``reductions``, ``depth``, ``execute``, ``normalise_code``,
   ``render_arg_first``, ``arg_first_to_compact`` (the ``redex_arg_first`` step form),
-  ``render_chain``, ``render_expr`` (the ``task.render: chain`` form, ``"dcba".f3().f17()``)
+  ``render_chain``, ``render_expr``, ``parse_chain``, ``chain_to_compact`` (the ``task.render: chain``
+  form, ``"dcba".f3().f17()``)
 - data: ``generate`` (DataFrame), ``generate_problems``, ``make_row``, ``parse_ground_truth``,
   ``FORWARD_PROMPT``
 - reward: ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``
@@ -15,9 +16,10 @@ Public API (see the submodules for details):
 """
 
 from .expr import (DEFAULT_MAX_LEN, Call, Concat, Expr, Int, Method, Str, UnsupportedCode, ValueTooLong,
-                   Var, X, arg_first_to_compact, compact_call_names, depth, evaluate, execute, functions_used,
-                   main_solution_code, normalise_code, parse_code, parse_compact, reductions, render_arg_first,
-                   render_chain, render_code, render_compact, render_expr, solution_text, trace_lines, trace_values)
+                   Var, X, arg_first_to_compact, chain_to_compact, compact_call_names, depth, evaluate, execute,
+                   functions_used, main_solution_code, normalise_code, parse_chain, parse_code, parse_compact,
+                   reductions, render_arg_first, render_chain, render_code, render_compact, render_expr,
+                   solution_text, trace_lines, trace_values)
 from .functions import ALL_FUNCS, EVAL_FUNCS, FUNCS, NAMES, TRAIN_FUNCS
 from .generate import (FORWARD_PROMPT, Problem, data_source, definition_source, function_set, generate,
                        generate_problems, make_row, parse_ground_truth, program_code)
@@ -26,12 +28,12 @@ from .scoring import compute_score, extract_output
 DATA_SOURCE_PREFIX = "codeio"
 
 __all__ = [
-    "ALL_FUNCS", "Call", "Concat", "DATA_SOURCE_PREFIX", "DEFAULT_MAX_LEN", "EVAL_FUNCS", "Expr", "FORWARD_PROMPT",
-    "FUNCS", "Int", "Method", "NAMES", "Problem", "Str", "TRAIN_FUNCS", "UnsupportedCode", "ValueTooLong", "Var",
-    "X", "arg_first_to_compact", "compact_call_names", "compute_score", "data_source", "definition_source",
-    "depth", "evaluate", "execute", "extract_output", "function_set", "functions_used", "generate",
-    "generate_problems", "main_solution_code", "make_row", "normalise_code", "parse_code", "parse_compact",
-    "parse_ground_truth", "program_code", "reductions", "render_arg_first", "render_chain", "render_code",
-    "render_compact", "render_expr",
+    "ALL_FUNCS", "Call", "Concat", "DATA_SOURCE_PREFIX", "DEFAULT_MAX_LEN", "EVAL_FUNCS", "Expr",
+    "FORWARD_PROMPT", "FUNCS", "Int", "Method", "NAMES", "Problem", "Str", "TRAIN_FUNCS", "UnsupportedCode",
+    "ValueTooLong", "Var", "X", "arg_first_to_compact", "chain_to_compact", "compact_call_names",
+    "compute_score", "data_source", "definition_source", "depth", "evaluate", "execute", "extract_output",
+    "function_set", "functions_used", "generate", "generate_problems", "main_solution_code", "make_row",
+    "normalise_code", "parse_chain", "parse_code", "parse_compact", "parse_ground_truth", "program_code",
+    "reductions", "render_arg_first", "render_chain", "render_code", "render_compact", "render_expr",
     "solution_text", "trace_lines", "trace_values",
 ]

@@ -575,6 +575,63 @@ def parse_compact(text: str) -> Expr:
     return _convert(tree.body, None, compact=True)
 
 
+def parse_chain(text: str) -> Expr:
+    """Parse one chain line (``"dcba".f3().f17()``, ``("ab"+"cd").upper()``; see :func:`render_chain`)."""
+    tree = _parse(text.strip(), "eval")
+    try:
+        return validate(_chain_node(tree.body))
+    except RecursionError:
+        raise UnsupportedCode("expression nested too deeply") from None
+
+
+def _chain_node(node: ast.AST) -> Expr:
+    if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+        return Str(node.value) if type(node.value) is str else Int(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return Concat(_chain_node(node.left), _chain_node(node.right))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        name, recv = node.func.attr, _chain_node(node.func.value)
+        args = tuple(_chain_node(a) for a in node.args)
+        m = _COMPACT_FUNC_RE.match(name)
+        if m and int(m[1]) < F.NUM_FUNCS and len(F.SIGNATURES[int(m[1])]) == 1 + len(args):
+            return Call(int(m[1]), (recv, *args))
+        if (name in F.BUILTIN_METHODS or name in F.HELPERS) and not args:
+            return Method(name, recv)
+    raise UnsupportedCode(f"not a chain expression{_where(node)}: only \"literal\".fN(...), .upper() etc. "
+                          "and (a+b)")
+
+
+def top_level_eq(line: str) -> int:
+    """Index of the first ``=`` outside string literals, or -1."""
+    in_str = esc = False
+    for i, ch in enumerate(line):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "=":
+            return i
+    return -1
+
+
+def chain_to_compact(line: str) -> str:
+    """A chain trace line in the nested form (``"ab".f3().f10()`` -> ``f10(f3("ab"))``,
+    ``"dcba".f3()="abcd"`` -> ``f3("dcba")="abcd"``), so analyses read both renderings; a line that
+    is no chain expression (a nested one, the answer) is returned as it is."""
+    i = top_level_eq(line)
+    lhs, tail = (line[:i], line[i:]) if i >= 0 else (line, "")
+    try:
+        e = parse_chain(lhs)
+    except (ValueError, SyntaxError, RecursionError):
+        return line
+    return render_compact(e, "") + tail
+
+
 def _convert(node: ast.AST, var_name: str | None, compact: bool) -> Expr:
     try:
         e = _Converter(var_name, compact).convert(node)
