@@ -110,3 +110,18 @@ def test_located_answers_whose_step_value_is_right():
     t = stop_after_first_step_table(df).set_index("level")
     assert t.loc[2, ["located", "step_right"]].tolist() == [3, 2] and t.loc[2, "step_right_share"] == 2 / 3
     assert t.loc[3, "step_right"] == 0 and pd.isna(t.loc[3, "step_right_share"])
+
+
+def test_chain_rendered_rows_are_read_as_redex_steps():
+    # task.render: chain writes prompts and steps in evaluation order; the categories are the same
+    e = Call(10, (Call(2, (X,)),))
+    row = make_row(Problem(e, "ufkvgj", evaluate(e, "ufkvgj"), 2), stage=2, split="test", style="compact",
+                   index=0, render="chain")
+    assert row["prompt"][0]["content"] == '"ufkvgj".f2().f10()\n'
+    responses = ['"ufkvgj".f2()="fkvgj"\n"fkvgj".f10()\n', '"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}',
+                 '"ufkvgj".f10()="uFkVgJ"\n{"output": "uFkVgJ"}', '"ufkvgj".f2()="ufk"\n"ufk".f10()\n']
+    df = pd.DataFrame([{**row, "level": 2, "responses": responses}])
+    shares = first_line_table(df).set_index("category")["share"]
+    assert shares["innermost"] == 0.75 and shares["root_first"] == 0.25
+    stops = stop_after_first_step_table(df).iloc[0]
+    assert (stops["located"], stops["stopped"], stops["step_right"]) == (3, 1, 2)

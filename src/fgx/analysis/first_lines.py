@@ -16,8 +16,8 @@ after that one step (the next line is the answer or a bare string, as after a Le
 instead of going on with the rewritten expression, and those whose step value is right (a step
 copied from a nest but computed wrong is the atomic skill failing under a context).
 
-Compact style only (the tiny model's traces; ``redex_arg_first`` step lines are read in ``redex``'s
-form). CLI::
+Compact style only (the tiny model's traces; ``redex_arg_first`` and ``task.render: chain`` step
+lines are read in ``redex``'s form). CLI::
 
     python -m fgx.analysis.first_lines --eval results/eval/stage1/test.parquet [--levels 2 3] [--out CSV]
 """
@@ -31,7 +31,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from fgx.tasks.strings.expr import Call, arg_first_to_compact, parse_code, quote, reductions, render_compact
+from fgx.tasks.strings.expr import (Call, arg_first_to_compact, chain_to_compact, parse_code, quote, reductions,
+                                    render_compact)
 from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
 from fgx.tasks.strings.generate import parse_ground_truth
 
@@ -43,8 +44,8 @@ def _invents(first: str, expression: str, names: Sequence[str] | dict) -> bool:
 
 
 def _first_line(response: str) -> str:
-    """The response's first line, a ``redex_arg_first`` step read in ``redex``'s form."""
-    return arg_first_to_compact(response.split("\n", 1)[0].strip())
+    """The response's first line, a ``redex_arg_first`` or chain step read in ``redex``'s form."""
+    return chain_to_compact(arg_first_to_compact(response.split("\n", 1)[0].strip()))
 
 
 def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
