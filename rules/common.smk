@@ -65,6 +65,10 @@ def generate_params(wildcards):
     return wf.generate_args(config, wildcards.split)
 
 
+def generate_inputs(wildcards):
+    return wf.generate_exclusions(config, wildcards.split)
+
+
 def rollout_params(wildcards):
     return wf.sampling_settings(config, "rollout", wildcards.model, wildcards.split)
 

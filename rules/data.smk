@@ -4,6 +4,8 @@
 
 
 rule generate_strings:
+    input:
+        exclude=generate_inputs,
     output:
         "results/data/strings/{split}.parquet",
     params:

@@ -81,7 +81,20 @@ def test_chain_render_reaches_every_string_split(config):
     assert not any("--render" in a for a in before.values())
     config["task"]["render"] = "chain"
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert all(after[s] == before[s] + " --render chain" for s in before)
+    assert all(after[s].replace(" --render chain", "") == before[s] != after[s] for s in before)
+
+
+def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
+    """Exact prior expressions never reach the held-out sets (the leakage check's rule); the
+    dependency runs one way only, so a test-set knob never reruns pretraining."""
+    prior = "results/data/strings/pretrain_prior.parquet"
+    assert wf.generate_exclusions(config, "test") == wf.generate_exclusions(config, "val") == [prior]
+    assert wf.generate_args(config, "test").endswith(f"--exclude {prior}")
+    assert not any(wf.generate_exclusions(config, s) for s in wf.string_splits(config) if s not in ("test", "val"))
+    no_prior = {**config, "data": {**config["data"], "pretrain_prior_problems": 0}}
+    assert wf.generate_exclusions(no_prior, "test") == []
+    llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
+    assert wf.generate_exclusions(llm, "test") == []
 
 
 def test_model_lineage(config):

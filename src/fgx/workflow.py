@@ -97,6 +97,17 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     return {**spec, **common}
 
 
+def generate_exclusions(config: Mapping, split: str) -> list[str]:
+    """Files whose expressions a split must not contain: the test and validation sets leave out the
+    pretraining prior's nested expressions (a prior over the held-out functions can draw an exact
+    test expression, such as ``func_0((x + x))``, once values are short; the leakage check would
+    then fail). Only this direction: a test-set knob never reruns pretraining."""
+    from_scratch = config["model"]["source"] == "scratch"
+    if split in ("test", "val") and from_scratch and "pretrain_prior" in pretrain_splits(config):
+        return [data_path(config, "pretrain_prior")]
+    return []
+
+
 def generate_args(config: Mapping, split: str) -> str:
     """``fgx.tasks.strings generate`` command-line arguments for one split."""
     spec = string_split_spec(config, split)
@@ -115,6 +126,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--inputs {spec['inputs']}")
     if spec.get("render", "nested") != "nested":
         args.append(f"--render {spec['render']}")
+    if generate_exclusions(config, split):
+        args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)
 
 

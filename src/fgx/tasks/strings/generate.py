@@ -21,7 +21,7 @@ from typing import Iterable
 
 from . import display
 from . import functions as F
-from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, children, evaluate,
+from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
                    functions_used, main_solution_code, render_code, render_compact, render_expr,
                    solution_text, RENDERS, TRACES)
 
@@ -248,26 +248,6 @@ def in_partition(e: Expr, key: str, partition: str) -> bool:
     return (h % 8 == 0) if partition == "val" else (h % 8 != 0)
 
 
-def test_shaped(e: Expr, key: str) -> bool:
-    """Could the Stage-2 test or validation generator produce ``e`` (``key`` = ``render_code(e)``)?
-    Those draw only held-out functions, builtins and ``+`` (never a helper ``g0``..``g5``) and take
-    a custom-function-free expression when its hash is even (:func:`in_partition`). A pretraining
-    prior drops such expressions, so no test expression is ever a pretraining trace."""
-    if functions_used(e) - F.EVAL_FUNCS or _has_helper(e):
-        return False
-    return bool(functions_used(e)) or _bucket(key) % 2 == 0
-
-
-def _has_helper(e: Expr) -> bool:
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if type(n) is Method and n.name in F.HELPERS:
-            return True
-        stack.extend(children(n))
-    return False
-
-
 def random_input(rng: random.Random, min_len: int = 3, max_len: int = 10) -> str:
     return "".join(rng.choices(LOWER, k=rng.randint(min_len, max_len)))
 
@@ -309,9 +289,6 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters) or ``mixed`` (every other problem
     takes a :func:`mixed_input` of up to the value cap instead; the tiny model's pretraining only).
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
-    A pretraining prior (``grammar`` other than ``upstream``) never produces an expression the
-    Stage-2 test generator could (:func:`test_shaped`): without helpers, its held-out functions
-    are dropped; with helpers, a held-out function appears only beside a helper.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer. Raises ValueError when a level cannot be filled within
     ``max_attempts_per_problem * count`` draws.
@@ -372,8 +349,6 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
                 continue
-            if grammar != "upstream" and test_shaped(e, key):
-                continue  # a pretraining prior never holds a test-shaped expression (leakage)
             seen.add(key)
             out.append(Problem(e, x, output, level))
             made += 1
