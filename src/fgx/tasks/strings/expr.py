@@ -174,12 +174,8 @@ def render_chain(e: Expr, x: str) -> str:
     is reading on from the left, as an LLM reads nested code without effort, and composing is
     what is left to learn (``task.render: chain``)."""
     t = type(e)
-    if t is Var:
-        return quote(x)
-    if t is Str:
-        return quote(e.value)
-    if t is Int:
-        return str(e.value)
+    if _is_literal(e):
+        return render_compact(e, x)  # literals are written alike in both renderings
     if t is Concat:
         return "(" + render_chain(e.left, x) + "+" + render_chain(e.right, x) + ")"
     if t is Call:
