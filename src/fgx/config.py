@@ -85,7 +85,9 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         if task.get("style") != "compact":
             problems.append("key 'task.render': chain is a compact-style rendering; set task.style: compact "
                             "or task.render: nested")
-        if task.get("trace", "rewrite") not in ("redex", "redex_full"):
+        from fgx.tasks.strings.expr import CHAIN_TRACES
+
+        if task.get("trace", "rewrite") not in CHAIN_TRACES:
             problems.append(f"key 'task.render': chain writes redex or redex_full traces, got task.trace: "
                             f"{task.get('trace', 'rewrite')}; set task.trace: redex")
     for key in ("test_levels", "pretrain_prior_levels"):

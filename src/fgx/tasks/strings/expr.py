@@ -185,6 +185,7 @@ def render_chain(e: Expr, x: str) -> str:
 
 
 RENDERS = ("nested", "chain")
+CHAIN_TRACES = ("redex", "redex_full")  # the traces a chain rendering writes (its steps are first argument first)
 
 
 def render_expr(e: Expr, x: str, render: str = "nested") -> str:
@@ -390,8 +391,8 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     if render not in RENDERS:
         raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
-    if render == "chain" and trace not in ("redex", "redex_full"):
-        raise ValueError(f"render 'chain' writes redex or redex_full traces, not {trace!r}: its steps are "
+    if render == "chain" and trace not in CHAIN_TRACES:
+        raise ValueError(f"render 'chain' writes {' or '.join(CHAIN_TRACES)} traces, not {trace!r}: its steps are "
                          "already first argument first")
     cap = DEFAULT_MAX_LEN if max_len is None else max_len
     if len(x) > cap:
