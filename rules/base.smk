@@ -21,5 +21,5 @@ rule pretrain_base:
     conda:
         ENGINE_ENV
     shell:
-        "pretrain.py --data {input.data} --settings {params.settings:q} "
+        "pretrain.py --data {input.data} --settings {params.settings:q} --threads {threads} "
         "--out {output.model} > {log} 2>&1"

@@ -24,7 +24,7 @@ rule evaluate:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --out {output.samples} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.samples} > {log} 2>&1"
 
 
 rule metrics:

@@ -51,7 +51,7 @@ rule rft_sft:
         ENGINE_ENV
     shell:
         "sft.py --model {input.init} --data {input.data} "
-        "--settings {params.settings:q} --out {output.model} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.model} > {log} 2>&1"
 
 
 rule mix_sft_data:

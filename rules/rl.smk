@@ -25,7 +25,7 @@ rule rl:
         ENGINE_ENV
     shell:
         "rl.py --model {input.init} --train {input.train} --val {input.val} "
-        "--settings {params.settings:q} --out {output.model} --metrics {output.metrics} "
+        "--settings {params.settings:q} --threads {threads} --out {output.model} --metrics {output.metrics} "
         "--work-dir {params.work_dir} > {log} 2>&1"
 
 

@@ -24,4 +24,4 @@ rule rollout:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --out {output.rollouts} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.rollouts} > {log} 2>&1"

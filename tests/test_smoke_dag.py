@@ -132,6 +132,13 @@ def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
     assert jobs == {"figure": 1, "all": 1}
 
 
+def test_thread_counts_rerun_nothing(smoke_run, tmp_path):
+    """Threads are a machine knob (profiles, compute.torch_threads): not a rerun trigger."""
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["compute"].update(torch_threads=2))
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {}
+    assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml", "--set-threads", "rl=2", "evaluate=2") == {}
+
+
 def test_countdown_knob_reruns_only_the_countdown_lineage(smoke_run, tmp_path):
     """The Multi-Base's SFT settings: the Multi-Base, the 2 RL runs from it, their Countdown evals
     (and the 2-number check) and the transfer figure; never pretraining, string RL or Stage 1."""

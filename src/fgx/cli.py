@@ -19,9 +19,32 @@ def settings_arg(text: str) -> dict:
     return value
 
 
+class _JobParser(argparse.ArgumentParser):
+    """Puts ``--threads`` into the settings: a machine knob that Snakemake passes as ``{threads}``
+    (profiles set it), kept out of the params so that changing it reruns nothing."""
+
+    def parse_args(self, args=None, namespace=None):
+        ns = super().parse_args(args, namespace)
+        if ns.threads is not None:
+            ns.settings = {**ns.settings, "threads": ns.threads}
+        return ns
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--threads must be a positive integer, got {text!r}")
+    return value
+
+
 def parser(description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
+    p = _JobParser(description=description)
     p.add_argument("--settings", type=settings_arg, default={}, help="job settings as JSON (from config.yaml)")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="torch threads of this job (Snakemake's {threads}); overrides settings.threads")
     return p
 
 

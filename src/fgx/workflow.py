@@ -298,8 +298,10 @@ def rl_dir(model: str) -> str:
 # ---------------------------------------------------------------------------- settings
 def _runtime(config: Mapping) -> dict:
     compute = config.get("compute", {}) or {}
+    # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
+    # count is not a rerun trigger
     return {"engine": config["engine"], "device": config.get("device", "cpu"),
-            "threads": compute.get("torch_threads", 2), "batch_tokens": compute.get("batch_tokens", 65536),
+            "batch_tokens": compute.get("batch_tokens", 65536),
             "verl": config.get("verl", {}), "tensor_parallel_size": config["model"].get("tensor_parallel_size", 1)}
 
 
