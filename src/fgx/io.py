@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -149,3 +150,8 @@ def prepare_work_dir(work: str | os.PathLike, fingerprint: str) -> Path:
     else:
         log.info("resuming in %s", work)
     return work
+
+
+def progress_interval() -> float:
+    """Seconds between progress-bar redraws: live on a terminal, every few seconds in a job's log file."""
+    return 0.1 if sys.stderr.isatty() else 5.0

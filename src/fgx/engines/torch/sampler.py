@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from fgx.engines.torch.tokenizer import encode_prompts, render_prompt
+from fgx.io import progress_interval
 
 
 @dataclass
@@ -275,7 +276,7 @@ def _generate_fast(model, prompt_ids, *, n, temperature, top_p, max_new_tokens, 
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, desc=desc, unit="seq", dynamic_ncols=True)
+        bar = tqdm(total=total, desc=desc, unit="seq", dynamic_ncols=True, mininterval=progress_interval())
     n_tokens, t0 = 0, time.time()
     refill_min = max(1, B // 8)
 
@@ -292,7 +293,7 @@ def _generate_fast(model, prompt_ids, *, n, temperature, top_p, max_new_tokens, 
         active[slots] = False
         if bar is not None:
             bar.update(len(sl))
-            bar.set_postfix(tok_s=f"{n_tokens / max(time.time() - t0, 1e-9):.0f}")
+            bar.set_postfix(tok_s=f"{n_tokens / max(time.time() - t0, 1e-9):.0f}", refresh=False)
 
     def step_bookkeeping(slots: torch.Tensor, new_tok: torch.Tensor):
         """Record sampled tokens for ``slots``; finish rows that stopped."""
@@ -374,7 +375,7 @@ def _generate_generic(model, prompt_ids, *, n, temperature, top_p, max_new_token
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(seqs), desc=desc, unit="seq", dynamic_ncols=True)
+        bar = tqdm(total=len(seqs), desc=desc, unit="seq", dynamic_ncols=True, mininterval=progress_interval())
     use_autocast = dtype is not None and dtype != _model_dtype(model)
     for c0 in range(0, len(seqs), batch_size):
         chunk = seqs[c0: c0 + batch_size]

@@ -27,7 +27,7 @@ from fgx.engines.torch.model import (ModelSettings, build_model, fill_settings, 
                                      n_params, publish_checkpoint, resolve_device, save_checkpoint)
 from fgx.engines.torch.sampler import generate_ids, decode_completions
 from fgx.engines.torch.tokenizer import build_char_tokenizer, encode_prompts, encode_texts, render_prompt
-from fgx.io import prepare_work_dir, run_fingerprint, write_json, write_parquet
+from fgx.io import prepare_work_dir, progress_interval, run_fingerprint, write_json, write_parquet
 
 
 # ============================================================================ settings
@@ -220,13 +220,14 @@ class _Bar:
         if enabled:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, desc=desc, dynamic_ncols=True)
+            self.bar = tqdm(total=total, initial=initial, desc=desc, dynamic_ncols=True, mininterval=progress_interval())
 
     def update(self, n=1, **post):
         if self.bar is not None:
             self.bar.update(n)
             if post:
-                self.bar.set_postfix({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in post.items()})
+                self.bar.set_postfix({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in post.items()},
+                                    refresh=False)
 
     def close(self):
         if self.bar is not None:
