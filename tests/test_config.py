@@ -107,6 +107,10 @@ def test_base_tokenizer_key_reaches_pretraining_and_defaults_to_chars():
     validate_config(named, source="config.yaml")
     names = pretrain_settings(json.loads(wf.pretrain_settings(named)))["token_names"]
     assert {"f0", "f24", "upper", "swapcase"} <= set(names) and len(names) == 29
+    named["base"]["tokenizer"] = "chars+calls"
+    validate_config(named, source="config.yaml")
+    calls = pretrain_settings(json.loads(wf.pretrain_settings(named)))["token_names"]
+    assert calls == [n + "(" for n in names]
     named["base"]["tokenizer"] = "bpe"
     with pytest.raises(ConfigError, match=r"key 'base.tokenizer'.*chars\+names"):
         validate_config(named, source="config.yaml")

@@ -78,6 +78,18 @@ def test_name_tokens_only_before_a_paren(tok, tmp_path):
         build_char_tokenizer(names=["x"])
 
 
+def test_call_tokens_hold_their_paren(tok):
+    from fgx.tasks.strings import compact_call_names
+
+    calls = build_char_tokenizer(names=[n + "(" for n in compact_call_names()])
+    s = '"hatj".f21().f2().f18(2)="xf2(" \nupper("a")'  # no value of the task holds "(": f2( is a call
+    ids = calls(s)["input_ids"]
+    pieces = calls.convert_ids_to_tokens(ids[1:])
+    assert [p for p in pieces if len(p) > 1] == ["f21(", "f2(", "f18(", "f2(", "upper("]
+    assert calls.decode(ids, skip_special_tokens=True) == s
+    assert calls("abc")["input_ids"] == tok("abc")["input_ids"]
+
+
 def test_checkpoint_roundtrip_auto_classes(tok, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

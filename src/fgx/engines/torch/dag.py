@@ -33,10 +33,12 @@ def pretrain_settings(s: Mapping[str, Any]) -> dict:
         raise ValueError(f"base.model: unknown key(s) {unknown}; known: {sorted(MODEL_KEYS)}")
     train = s["train"]
     names = []
-    if s.get("tokenizer", "chars") == "chars+names":
+    tokenizer = s.get("tokenizer", "chars")
+    if tokenizer in ("chars+names", "chars+calls"):
         from fgx.tasks.strings import compact_call_names
 
-        names = list(compact_call_names())
+        # chars+calls: "f21(" is one token, so copying a call needs no look at the character after the name
+        names = [n + "(" if tokenizer == "chars+calls" else n for n in compact_call_names()]
     return {**_runtime(s), "model": {MODEL_KEYS[k]: v for k, v in s["model"].items()}, "token_names": names,
             "max_steps": train["steps"], "batch_size": train["batch_size"], "lr": train["lr"],
             "warmup_steps": train.get("warmup_steps", 0), "weight_decay": train.get("weight_decay", 0.0),

@@ -3,7 +3,8 @@
 One token per character: printable ASCII (space..~), newline, tab, the guillemets « » and four
 specials (<pad>=0, <bos>=1, <eos>=2, <unk>=3). Optionally, ``names`` (function names such as
 ``f10`` or ``upper``) become single tokens where a ``(`` follows them, as an LLM's BPE vocabulary
-would have them; elsewhere (inside a string literal) they stay characters. Encoding prepends
+would have them; elsewhere (inside a string literal) they stay characters. A name that ends in
+``(`` (``f10(``) is one token together with its parenthesis. Encoding prepends
 <bos>; decoding joins tokens with nothing in between. ``save_pretrained`` writes tokenizer.json +
 tokenizer_config.json, so ``AutoTokenizer.from_pretrained(dir)`` loads it back. It has no chat
 template: the engine renders a prompt as the concatenated message contents (see
@@ -33,17 +34,18 @@ def char_vocab(names: Sequence[str] = ()) -> dict[str, int]:
 
 def build_char_tokenizer(model_max_length: int = 1024, names: Sequence[str] = ()):
     """Return a ``transformers.PreTrainedTokenizerFast`` over single characters, plus one token per
-    name in ``names`` wherever the name is followed by ``(``."""
+    name in ``names`` wherever the name is followed by ``(`` (a name ending in ``(`` includes it)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = char_vocab(names)
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
-    # every character (newline included) is its own pre-token, except a name right before "(";
-    # the look-ahead keeps a name inside a string literal ("xupper") as characters
+    # every character (newline included) is its own pre-token, except a name right before "(" (or a
+    # name that ends in "("); the look-ahead keeps a name inside a string literal ("xupper") as characters
     pattern = r"[\s\S]"
     if names:
-        pattern = "(?:" + "|".join(re.escape(n) for n in names) + r")(?=\()|" + pattern
+        alternatives = [re.escape(n) if n.endswith("(") else re.escape(n) + r"(?=\()" for n in names]
+        pattern = "(?:" + "|".join(alternatives) + ")|" + pattern
     tk.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
     tk.decoder = decoders.Fuse()
     tk.post_processor = processors.TemplateProcessing(

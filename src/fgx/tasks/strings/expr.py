@@ -150,7 +150,7 @@ def _compose(e: Expr, parts: list[str]) -> str:
 
 def compact_call_names() -> tuple[str, ...]:
     """Every name written before ``(`` in compact text: ``f0``..``f24`` and the builtin methods
-    (the tiny model's optional name tokens, ``base.tokenizer: chars+names``)."""
+    (the tiny model's optional name tokens, ``base.tokenizer: chars+names`` / ``chars+calls``)."""
     return tuple(f"f{i}" for i in range(F.NUM_FUNCS)) + tuple(F.BUILTIN_METHODS)
 
 
