@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgx.metrics import bootstrap_mean_ci, level_pass_at_k, pass_at_k
+from fgx.metrics import (bootstrap_mean_ci, level_contrast, level_pass_at_k, paired_bootstrap_diff_ci,
+                         pass_at_k)
 
 
 def brute_force(n, c, k):
@@ -68,3 +69,73 @@ def test_level_table_pass_at_1_is_mean_accuracy():
     assert set(table.columns) >= {"level", "k", "pass_at_k", "ci_low", "ci_high", "n_prompts", "n_samples"}
     assert (table["ci_low"] <= table["pass_at_k"] + 1e-12).all()
     assert (table["pass_at_k"] <= table["ci_high"] + 1e-12).all()
+
+
+def _eval_table(correct_counts, levels, n=4, tag="p"):
+    """An evaluation-like table: prompt i has correct_counts[i] correct samples of n."""
+    return pd.DataFrame({
+        "prompt": [[{"role": "user", "content": f"{tag}{i}"}] for i in range(len(correct_counts))],
+        "level": levels,
+        "correct": [[True] * c + [False] * (n - c) for c in correct_counts],
+    })
+
+
+def test_paired_ci_of_a_constant_shift_is_that_shift():
+    b = np.array([0.0, 0.25, 0.5, 1.0])
+    lo, hi, p_better = paired_bootstrap_diff_ci(b + 0.25, b, resamples=200, ci=0.95,
+                                                rng=np.random.default_rng(0))
+    assert lo == pytest.approx(0.25) and hi == pytest.approx(0.25) and p_better == 1.0
+    with pytest.raises(ValueError, match="equal-length"):
+        paired_bootstrap_diff_ci(b, b[:3], resamples=10, ci=0.95, rng=np.random.default_rng(0))
+
+
+def test_pairing_separates_what_overlapping_intervals_hide():
+    # prompts from very easy to very hard; model a is 0.1 better on every prompt
+    rng = np.random.default_rng(0)
+    b = rng.uniform(0.0, 0.8, size=64)
+    a = b + 0.1
+    unpaired_a = bootstrap_mean_ci(a, resamples=2000, ci=0.95, rng=np.random.default_rng(1))
+    unpaired_b = bootstrap_mean_ci(b, resamples=2000, ci=0.95, rng=np.random.default_rng(1))
+    assert unpaired_a[0] < unpaired_b[1]                       # the two intervals overlap
+    lo, hi, p_better = paired_bootstrap_diff_ci(a, b, resamples=2000, ci=0.95, rng=np.random.default_rng(1))
+    assert 0.0 < lo <= 0.1 <= hi and p_better == 1.0          # the difference's interval excludes 0
+
+
+def test_level_contrast_matches_prompts_by_text_not_row_order():
+    a = _eval_table([4, 2, 1, 0, 3, 3], levels=[1, 1, 2, 2, 2, 2])
+    b = _eval_table([4, 1, 1, 0, 1, 2], levels=[1, 1, 2, 2, 2, 2])
+    table = level_contrast(a, b.iloc[::-1], ks=[1, 4, 8], resamples=500, seed=0).set_index(["level", "k"])
+    assert table.loc[(1, 1), "diff"] == pytest.approx((4 + 2 - 4 - 1) / 4 / 2)
+    assert table.loc[(2, 1), "diff"] == pytest.approx((0 + 0 + 2 + 1) / 4 / 4)
+    assert table.loc[(2, 1), "a"] == pytest.approx((1 + 0 + 3 + 3) / 16)
+    assert table.loc[(2, 4), "diff"] == pytest.approx(0.0)    # every prompt with a success counts 1 at k = n
+    assert (1, 8) not in table.index                         # k > n is undefined and skipped
+    assert (table["ci_low"] <= table["diff"] + 1e-12).all() and (table["diff"] <= table["ci_high"] + 1e-12).all()
+    same = level_contrast(a, a, ks=[1], resamples=100, seed=0)
+    assert (same[["diff", "ci_low", "ci_high", "p_a_better"]] == 0).all().all()
+
+
+def test_level_contrast_refuses_different_test_sets():
+    a = _eval_table([1, 2], levels=[1, 1])
+    b = _eval_table([1, 2], levels=[1, 1], tag="q")
+    with pytest.raises(ValueError, match="not evaluated on the same prompts.*only in a"):
+        level_contrast(a, b, ks=[1])
+    with pytest.raises(ValueError, match=r"b: no column\(s\) \['correct'\]"):
+        level_contrast(a, a.drop(columns="correct"), ks=[1], names=("a", "b"))
+
+
+def test_contrast_cli_prints_and_writes_the_table(tmp_path, capsys):
+    from fgx.analysis.contrast import main
+
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    _eval_table([3, 4, 1], levels=[2, 2, 3]).to_parquet(a)
+    _eval_table([1, 4, 1], levels=[2, 2, 3]).to_parquet(b)
+    out = tmp_path / "contrast.csv"
+    assert main(["--a", str(a), "--b", str(b), "--ks", "1", "2", "--levels", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "p_a_better" in printed and str(a) in printed
+    table = pd.read_csv(out)
+    assert table.level.tolist() == [2, 2] and table.k.tolist() == [1, 2]
+    assert table.loc[0, "diff"] == pytest.approx((3 - 1) / 4 / 2)
+    with pytest.raises(SystemExit, match="missing.parquet: cannot read it as parquet"):
+        main(["--a", str(tmp_path / "missing.parquet"), "--b", str(b)])

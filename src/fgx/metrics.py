@@ -73,3 +73,74 @@ def level_pass_at_k(samples: pd.DataFrame, ks: Iterable[int], *, resamples: int 
                          "n_samples": int(n_l.min())})
     return pd.DataFrame(rows, columns=["level", "k", "pass_at_k", "ci_low", "ci_high",
                                        "n_prompts", "n_samples"])
+
+
+def paired_bootstrap_diff_ci(a: np.ndarray, b: np.ndarray, *, resamples: int, ci: float,
+                             rng: np.random.Generator) -> tuple[float, float, float]:
+    """Percentile bootstrap CI of mean(a) - mean(b) for per-prompt scores of two models on the
+    *same* prompts (``a[i]`` and ``b[i]`` belong to prompt i), resampling prompts once for both.
+
+    Pairing removes the prompts' spread in difficulty, which dominates each model's own interval:
+    two models can have overlapping intervals and still differ clearly on the prompts they share.
+    Returns (ci_low, ci_high, share of resamples in which a's mean exceeds b's).
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired bootstrap needs two equal-length 1-d arrays, got {a.shape} and {b.shape}")
+    if len(a) == 0:
+        return (math.nan, math.nan, math.nan)
+    idx = rng.integers(0, len(a), size=(resamples, len(a)))
+    diffs = (a - b)[idx].mean(axis=1)
+    alpha = (1.0 - ci) / 2.0
+    return (float(np.quantile(diffs, alpha)), float(np.quantile(diffs, 1.0 - alpha)),
+            float((diffs > 0).mean()))
+
+
+def _prompt_key(prompt) -> str:
+    return "\n".join(str(m["content"]) for m in prompt)
+
+
+def level_contrast(a: pd.DataFrame, b: pd.DataFrame, ks: Iterable[int], *, resamples: int = 1000,
+                   ci: float = 0.95, seed: int = 0, names: tuple[str, str] = ("a", "b")) -> pd.DataFrame:
+    """Per-level pass@k of model a minus model b, from two evaluation tables of the same test set
+    (one row per prompt: ``prompt``, ``level``, ``correct`` lists), with paired bootstrap CIs.
+
+    Rows are matched by prompt text, so their order may differ; a prompt that only one table has
+    is an error (the two were not evaluated on the same test set). Long format: level, k, a, b,
+    diff, ci_low, ci_high, p_a_better, n_prompts.
+    """
+    keyed = []
+    for name, df in zip(names, (a, b)):
+        missing = {"prompt", "level", "correct"} - set(df.columns)
+        if missing:
+            raise ValueError(f"{name}: no column(s) {sorted(missing)}; pass an evaluation table "
+                             "(results/eval/<model>/<split>.parquet)")
+        keys = df["prompt"].map(_prompt_key)
+        if keys.duplicated().any():
+            raise ValueError(f"{name}: prompt {keys[keys.duplicated()].iloc[0]!r} appears twice")
+        keyed.append(df.assign(_key=keys).set_index("_key"))
+    ka, kb = set(keyed[0].index), set(keyed[1].index)
+    if ka != kb:
+        only = sorted(ka - kb)[:1] or sorted(kb - ka)[:1]
+        raise ValueError(f"{names[0]} and {names[1]} were not evaluated on the same prompts "
+                         f"({len(ka - kb)} only in {names[0]}, {len(kb - ka)} only in {names[1]}, e.g. "
+                         f"{only[0]!r}); compare evaluations of one test set built with the same config")
+    ta, tb = keyed[0], keyed[1].loc[keyed[0].index]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for level in sorted(set(ta["level"].tolist())):
+        mask = (ta["level"] == level).to_numpy()
+        na = ta["correct"][mask].map(len).to_numpy()
+        ca = ta["correct"][mask].map(lambda xs: int(np.sum(xs))).to_numpy()
+        nb = tb["correct"][mask].map(len).to_numpy()
+        cb = tb["correct"][mask].map(lambda xs: int(np.sum(xs))).to_numpy()
+        for k in sorted(set(ks)):
+            if k > min(na.min(), nb.min()):
+                continue
+            pa, pb = pass_at_k(na, ca, k), pass_at_k(nb, cb, k)
+            lo, hi, p_better = paired_bootstrap_diff_ci(pa, pb, resamples=resamples, ci=ci, rng=rng)
+            rows.append({"level": int(level), "k": int(k), "a": float(pa.mean()), "b": float(pb.mean()),
+                         "diff": float(pa.mean() - pb.mean()), "ci_low": lo, "ci_high": hi,
+                         "p_a_better": p_better, "n_prompts": int(mask.sum())})
+    return pd.DataFrame(rows, columns=["level", "k", "a", "b", "diff", "ci_low", "ci_high", "p_a_better",
+                                       "n_prompts"])
