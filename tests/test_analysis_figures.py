@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval  # noqa: E402
 from fgx.analysis.sample_browser import render_html  # noqa: E402
 from fgx.figures import failure_modes as FIG_FM  # noqa: E402
+from fgx.figures import model_contrasts as FIG_MC  # noqa: E402
 from fgx.figures import training_dynamics as FIG_TD  # noqa: E402
 from fgx.io import write_parquet  # noqa: E402
 from fgx.tasks.strings import generate  # noqa: E402
@@ -55,6 +56,31 @@ def test_failure_modes_figure(tmp_path):
     pdf = tmp_path / "failure_modes.pdf"
     FIG_FM.draw(table, pdf, {})
     assert pdf.read_bytes()[:4] == b"%PDF"
+
+
+def test_model_contrasts_figure(tmp_path):
+    # the same test set (seed 0) for all three models: rl_level2 right 3 of 4, rl_level1 1 of 4
+    paths = {m: str(eval_parquet(tmp_path / "eval" / m / "test.parquet", wrong_share=w))
+             for m, w in (("rl_level2", 1), ("rl_level1", 3), ("stage1", 3))}
+    settings = {"pairs": [["rl_level2", "rl_level1"], ["rl_level1", "stage1"]], "bootstrap": 200, "bootstrap_seed": 3}
+    table = FIG_MC.table(list(paths.values()), settings)
+    assert list(table.columns) == FIG_MC.COLUMNS
+    assert table[["a", "b"]].drop_duplicates().values.tolist() == settings["pairs"]
+    assert sorted(table["level"].unique()) == [2, 3]
+    better = table[table["a"] == "rl_level2"]
+    assert better["diff"].tolist() == pytest.approx([0.5, 0.5]) and (better["p_a_better"] == 1).all()
+    assert better["ci_low"].tolist() == pytest.approx([0.5, 0.5]) == better["ci_high"].tolist()
+    same = table[table["a"] == "rl_level1"]
+    assert (same[["diff", "ci_low", "ci_high"]] == 0).all().all()
+    assert (better["source_a"] == paths["rl_level2"]).all() and better["config_hash_b"].str.len().gt(0).all()
+    pdf = tmp_path / "model_contrasts.pdf"
+    FIG_MC.draw(table, pdf, settings)
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="results/eval/rft_level2_iter2/test.parquet"):
+        FIG_MC.table(list(paths.values()), {"pairs": [["rl_level2", "rft_level2_iter2"]]})
+    other = str(eval_parquet(tmp_path / "other" / "rl_level1" / "test.parquet", wrong_share=3, seed=5))
+    with pytest.raises(ValueError, match="not evaluated on the same prompts"):
+        FIG_MC.table([paths["rl_level2"], other], {"pairs": [["rl_level2", "rl_level1"]]})
 
 
 def metrics_parquet(path, metrics):

@@ -54,8 +54,8 @@ def modified_config(work, tmp_path, edit):
 
 
 def test_figures_and_tables(smoke_run):
-    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics",
-                 "countdown_transfer"):
+    for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
+                 "training_dynamics", "countdown_transfer"):
         pdf, csv = smoke_run / f"figures/{name}.pdf", smoke_run / f"figures/{name}.csv"
         assert pdf.read_bytes()[:4] == b"%PDF"
         table = pd.read_csv(csv)
@@ -69,6 +69,15 @@ def test_figures_and_tables(smoke_run):
     # pass@k never decreases with k for a model and level
     for _, g in passk.groupby(["model", "level"]):
         assert g.sort_values("k")["pass_at_k"].diff().dropna().ge(-1e-9).all()
+    # the paired differences agree with the two models' own pass@1 on the same prompts
+    contrasts = pd.read_csv(smoke_run / "figures/model_contrasts.csv")
+    assert contrasts[["a", "b"]].drop_duplicates().values.tolist() == [
+        ["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"], ["rl_level1", "stage1"],
+        ["rl_level2", "rft_level2_iter2"]]
+    at_1 = passk[passk["k"] == 1].set_index(["model", "level"])["pass_at_k"]
+    for _, row in contrasts[contrasts["b"] != "rft_level2_iter2"].iterrows():
+        assert row["diff"] == pytest.approx(at_1[(row["a"], row["level"])] - at_1[(row["b"], row["level"])])
+        assert row["ci_low"] - 1e-9 <= row["diff"] <= row["ci_high"] + 1e-9
     curves = pd.read_csv(smoke_run / "figures/rl_level_accuracy.csv")
     assert set(curves["model"]) == {"rl_level1", "rl_level2", "rl_level1to2"}
     assert curves["step"].max() == 4

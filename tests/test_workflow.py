@@ -127,7 +127,28 @@ def test_dry_run_builds_every_figure():
     for rule in ["generate_strings", "check_leakage", "pretrain_base", "rollout", "filter_rollouts",
                  "rft_sft", "rl", "evaluate", "metrics", "figure", "sample_browser"]:
         assert jobs.get(rule, 0) >= 1, (rule, jobs)
-    assert jobs["rl"] == 3 and jobs["figure"] == 6 and jobs["rl_multi"] == 2
+    assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2
+
+
+def test_figure_lists_agree():
+    from fgx.figures import FIGURES
+
+    assert wf.FIGURES == FIGURES
+
+
+def test_contrast_pairs_follow_the_runs(config):
+    assert wf.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
+                                         ["rl_level1", "stage1"], ["rl_level2", "rft_level2_iter2"]]
+    assert wf.figure_inputs(config, "model_contrasts") == [
+        f"results/eval/{m}/test.parquet" for m in ("rl_level2", "rl_level1", "rl_level1to2", "stage1",
+                                                   "rft_level2_iter2")]
+    assert json.loads(wf.figure_settings(config, "model_contrasts"))["pairs"] == wf.contrast_pairs(config)
+    config["rl"]["runs"] = ["level2"]
+    config["data"]["rft_chunks"] = 1
+    assert wf.contrast_pairs(config) == [["rl_level2", "rft_level2_iter1"]]
+    config["rl"]["runs"] = ["level1to2"]
+    assert wf.contrast_pairs(config) == []
+    assert "figures/model_contrasts.pdf" not in wf.figure_targets(config)  # nothing to compare
 
 
 def test_lint_is_clean():

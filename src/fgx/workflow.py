@@ -14,8 +14,10 @@ import re
 from typing import Any, Mapping
 
 RL_RUNS = ("level1", "level2", "level1to2")
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "failure_modes", "training_dynamics",
-           "countdown_transfer")
+# the figure targets, one fgx.figures module each (the same tuple as fgx.figures.FIGURES, kept free of
+# its pandas import so that the Snakefile loads fast; tests/test_workflow.py checks they agree)
+FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
+           "training_dynamics", "countdown_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages
@@ -367,16 +369,18 @@ def metrics_settings(config: Mapping) -> str:
 # which `figures:` keys each figure reads (so a plot knob reruns only its own figure)
 FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accuracy": (), "rft_vs_rl": (),
                "failure_modes": ("failure_level",), "training_dynamics": (),
-               "countdown_transfer": ()}
+               "countdown_transfer": (), "model_contrasts": ()}
 
 
 def figure_settings(config: Mapping, figure: str) -> str:
     keys = FIGURE_KEYS[figure]
     extra = {}
-    if figure == "countdown_transfer":  # bootstrap CIs over prompts, as the metrics rule's
+    if figure in ("countdown_transfer", "model_contrasts"):  # bootstrap CIs over prompts, as the metrics rule's
         e = config["evaluate"]
         extra = {"bootstrap": e.get("bootstrap", 1000), "ci": e.get("ci", 0.95),
                  "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
+    if figure == "model_contrasts":
+        extra["pairs"] = contrast_pairs(config)
     return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}, **extra})
 
 
@@ -399,6 +403,19 @@ def failure_mode_models(config: Mapping) -> list[str]:
     """Fig. 6: the Stage-1 base, the last iterative-RFT model, RL Level 1 and RL Level 2."""
     wanted = ["stage1", f"rft_level2_iter{rft_iterations(config)}", "rl_level1", "rl_level2"]
     return [m for m in wanted if not m.startswith("rl_") or m.removeprefix("rl_") in config["rl"]["runs"]]
+
+
+def contrast_pairs(config: Mapping) -> list[list[str]]:
+    """The paper's claims as (A, B) pairs whose paired difference the contrast figure shows, for the
+    runs the config has: RL Level 2 and Level 1+2 against RL Level 1 (Fig. 2), RL Level 1 against the
+    Stage-1 base, RL Level 2 against the last iterative-RFT model (Fig. 3)."""
+    runs = config["rl"]["runs"]
+    pairs = [[f"rl_{run}", "rl_level1"] for run in ("level2", "level1to2") if run in runs and "level1" in runs]
+    if "level1" in runs:
+        pairs.append(["rl_level1", "stage1"])
+    if "level2" in runs and rft_iterations(config):
+        pairs.append(["rl_level2", f"rft_level2_iter{rft_iterations(config)}"])
+    return pairs
 
 
 def countdown_models(config: Mapping) -> list[str]:
@@ -424,6 +441,9 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"{rl_dir(rl_model(run))}/metrics.parquet" for run in runs]
     if figure == "failure_modes":
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
+    if figure == "model_contrasts":
+        models = dict.fromkeys(m for pair in contrast_pairs(config) for m in pair)
+        return [f"results/eval/{m}/test.parquet" for m in models]
     if figure == "countdown_transfer":
         return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)
                 for split in countdown_test_splits(config)]
@@ -435,9 +455,11 @@ def browser_settings(config: Mapping) -> str:
 
 
 def figure_targets(config: Mapping) -> list[str]:
-    """Every figure the config asks for (countdown_transfer only with countdown.enabled)."""
+    """Every figure the config asks for (countdown_transfer only with countdown.enabled,
+    model_contrasts only where the RL runs make a pair to compare)."""
     return [f"figures/{name}.pdf" for name in FIGURES
-            if name != "countdown_transfer" or countdown_enabled(config)]
+            if (name != "countdown_transfer" or countdown_enabled(config))
+            and (name != "model_contrasts" or contrast_pairs(config))]
 
 
 def extra_targets(config: Mapping) -> list[str]:

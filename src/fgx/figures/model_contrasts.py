@@ -1,0 +1,75 @@
+"""The paper's comparisons as paired differences: per test level, pass@1 of model A minus model B
+on the same held-out prompts, with a paired bootstrap CI over prompts (``fgx.metrics.level_contrast``).
+
+Each model's own interval (Figs. 3 and 5) spreads with the prompts' difficulty; resampling the
+prompts once for both models gives the interval of the difference, which is what the paper's
+claims are about:
+  RL Level 2 − RL Level 1 and RL Level 1+2 − RL Level 1 (Fig. 2: RL on Level 2 generalises),
+  RL Level 1 − Stage-1 base (RL on Level 1 does not), RL Level 2 − iterative RFT (Fig. 3).
+
+Inputs: eval parquets ``results/eval/{model}/test.parquet`` (the model is the parent directory's
+name). Settings: ``pairs`` ([[A, B], ...], model names; required), ``bootstrap`` (resamples, default
+1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fgx.figures import read_with_provenance
+from fgx.figures.style import label, setup
+from fgx.metrics import level_contrast
+
+COLUMNS = ["a", "b", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
+           "n_prompts", "source_a", "source_b", "config_hash_a", "config_hash_b"]
+
+
+def table(inputs, settings) -> pd.DataFrame:
+    settings = settings or {}
+    evals = {Path(p).parent.name: read_with_provenance(p) for p in inputs}
+    rows = []
+    for i, (a, b) in enumerate(settings["pairs"]):
+        missing = [m for m in (a, b) if m not in evals]
+        if missing:
+            raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/test.parquet "
+                             f"among the inputs (got {', '.join(map(str, inputs))})")
+        contrast = level_contrast(evals[a], evals[b], [1], resamples=int(settings.get("bootstrap", 1000)),
+                                  ci=float(settings.get("ci", 0.95)),
+                                  seed=int(settings.get("bootstrap_seed", 0)) + i, names=(a, b))
+        contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
+        rows.append(contrast.assign(a=a, b=b, source_a=evals[a]["source"].iloc[0],
+                                    source_b=evals[b]["source"].iloc[0],
+                                    config_hash_a=evals[a]["config_hash"].iloc[0],
+                                    config_hash_b=evals[b]["config_hash"].iloc[0]))
+    return pd.concat(rows, ignore_index=True)[COLUMNS]
+
+
+def pair_label(a: str, b: str) -> str:
+    return f"{label(a)} − {label(b)}"
+
+
+def draw(df: pd.DataFrame, pdf, settings) -> None:
+    setup()
+    pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
+    levels = sorted(df["level"].unique())
+    colours = plt.get_cmap("tab10").colors
+    width = 0.8 / max(1, len(pairs))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(levels) + 2), 3.4))
+    x = np.arange(len(levels))
+    for i, (a, b) in enumerate(pairs):
+        m = df[(df["a"] == a) & (df["b"] == b)].set_index("level").reindex(levels)
+        err = np.vstack([m["diff"] - m["ci_low"], m["ci_high"] - m["diff"]]) * 100
+        ax.bar(x + (i - (len(pairs) - 1) / 2) * width, 100 * m["diff"], width, yerr=err, capsize=1.5,
+               color=colours[i % len(colours)], label=pair_label(a, b))
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [f"L{lv}" for lv in levels])
+    ax.set_ylabel("pass@1 difference (points)")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Paired differences on the held-out test prompts (95 % bootstrap CI)")
+    fig.tight_layout()
+    fig.savefig(pdf, format="pdf")
+    plt.close(fig)
