@@ -58,7 +58,7 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     levels = sorted(df["level"].unique())
     colours = plt.get_cmap("tab10").colors
     width = 0.8 / max(1, len(pairs))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(levels) + 2), 3.4))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(levels) + 2), 4.0))
     x = np.arange(len(levels))
     for i, (a, b) in enumerate(pairs):
         m = df[(df["a"] == a) & (df["b"] == b)].set_index("level").reindex(levels)
@@ -68,7 +68,7 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, [f"L{lv}" for lv in levels])
     ax.set_ylabel("pass@1 difference (points)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)  # below: no bar hidden
     ax.set_title("Paired differences on the held-out test prompts (95 % bootstrap CI)")
     fig.tight_layout()
     fig.savefig(pdf, format="pdf")
