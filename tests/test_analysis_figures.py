@@ -72,7 +72,8 @@ def test_model_contrasts_figure(tmp_path):
     assert better["ci_low"].tolist() == pytest.approx([0.5, 0.5]) == better["ci_high"].tolist()
     same = table[table["a"] == "rl_level1"]
     assert (same[["diff", "ci_low", "ci_high"]] == 0).all().all()
-    assert (better["source_a"] == paths["rl_level2"]).all() and better["config_hash_b"].str.len().gt(0).all()
+    assert (better["source"] == paths["rl_level2"]).all() and (better["source_b"] == paths["rl_level1"]).all()
+    assert better["config_hash"].str.len().gt(0).all() and better["config_hash_b"].str.len().gt(0).all()
     pdf = tmp_path / "model_contrasts.pdf"
     FIG_MC.draw(table, pdf, settings)
     assert pdf.read_bytes()[:4] == b"%PDF"

@@ -131,7 +131,7 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     # 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2, rl_level1to2)
     assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
     assert jobs.pop("evaluate") == 3 + 3 * 3 and jobs.pop("metrics") == 3
-    assert jobs.pop("figure") == 6 and jobs.pop("sample_browser") == 1
+    assert jobs.pop("figure") == 7 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
     assert set(jobs) <= {"all"}
 
 

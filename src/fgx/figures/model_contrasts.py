@@ -24,8 +24,9 @@ from fgx.figures import read_with_provenance
 from fgx.figures.style import label, setup
 from fgx.metrics import level_contrast
 
+# provenance: ``source`` / ``config_hash`` (every figure's columns) are model A's, ``*_b`` model B's
 COLUMNS = ["a", "b", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
-           "n_prompts", "source_a", "source_b", "config_hash_a", "config_hash_b"]
+           "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
 
 
 def table(inputs, settings) -> pd.DataFrame:
@@ -41,9 +42,9 @@ def table(inputs, settings) -> pd.DataFrame:
                                   ci=float(settings.get("ci", 0.95)),
                                   seed=int(settings.get("bootstrap_seed", 0)) + i, names=(a, b))
         contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
-        rows.append(contrast.assign(a=a, b=b, source_a=evals[a]["source"].iloc[0],
+        rows.append(contrast.assign(a=a, b=b, source=evals[a]["source"].iloc[0],
+                                    config_hash=evals[a]["config_hash"].iloc[0],
                                     source_b=evals[b]["source"].iloc[0],
-                                    config_hash_a=evals[a]["config_hash"].iloc[0],
                                     config_hash_b=evals[b]["config_hash"].iloc[0]))
     return pd.concat(rows, ignore_index=True)[COLUMNS]
 
