@@ -48,6 +48,11 @@ def bootstrap_mean_ci(values: np.ndarray, *, resamples: int, ci: float,
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
 
 
+def sample_counts(correct: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Per prompt, the number of samples and of correct ones, from a column of ``correct`` lists."""
+    return (correct.map(len).to_numpy(), correct.map(lambda xs: int(np.sum(xs))).to_numpy())
+
+
 def level_pass_at_k(samples: pd.DataFrame, ks: Iterable[int], *, resamples: int = 1000,
                     ci: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Per-level pass@k table from an eval parquet (one row per prompt, `correct` lists).
@@ -56,8 +61,7 @@ def level_pass_at_k(samples: pd.DataFrame, ks: Iterable[int], *, resamples: int 
     k larger than a level's sample count is skipped (pass@k is undefined there).
     """
     rng = np.random.default_rng(seed)
-    n = samples["correct"].map(len).to_numpy()
-    c = samples["correct"].map(lambda xs: int(np.sum(xs))).to_numpy()
+    n, c = sample_counts(samples["correct"])
     levels = samples["level"].to_numpy()
     rows = []
     for level in sorted(set(levels.tolist())):
@@ -130,10 +134,8 @@ def level_contrast(a: pd.DataFrame, b: pd.DataFrame, ks: Iterable[int], *, resam
     rows = []
     for level in sorted(set(ta["level"].tolist())):
         mask = (ta["level"] == level).to_numpy()
-        na = ta["correct"][mask].map(len).to_numpy()
-        ca = ta["correct"][mask].map(lambda xs: int(np.sum(xs))).to_numpy()
-        nb = tb["correct"][mask].map(len).to_numpy()
-        cb = tb["correct"][mask].map(lambda xs: int(np.sum(xs))).to_numpy()
+        na, ca = sample_counts(ta["correct"][mask])
+        nb, cb = sample_counts(tb["correct"][mask])
         for k in sorted(set(ks)):
             if k > min(na.min(), nb.min()):
                 continue
