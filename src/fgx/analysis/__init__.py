@@ -5,6 +5,9 @@
   ``classify_eval`` every response of an evaluation parquet.
 - ``step_ceiling``: the accuracy perfect composition would reach with a model's atomic skill
   (``python -m fgx.analysis.step_ceiling --model DIR --eval PARQUET``).
+- ``first_lines``: how compact-trace answers start (innermost call, root first, ...), per level.
+- ``contrast``: per-level pass@k of one model minus another's on the same prompts, paired bootstrap
+  CIs (``python -m fgx.analysis.contrast --a PARQUET --b PARQUET``).
 - ``sample_browser``: ``render_html`` a self-contained HTML page of example responses per
   model, level and category.
 """

@@ -17,17 +17,8 @@ import argparse
 import sys
 from typing import Sequence
 
-import pandas as pd
-
+from fgx.analysis.evals import read_eval
 from fgx.metrics import level_contrast
-
-
-def _read(path: str) -> pd.DataFrame:
-    try:
-        return pd.read_parquet(path)
-    except (OSError, ValueError) as err:  # missing file, or not parquet
-        raise SystemExit(f"{path}: cannot read it as parquet ({type(err).__name__}); pass an evaluation "
-                         "parquet, e.g. results/eval/rl_level2/test.parquet (`snakemake results/eval/rl_level2/test.parquet`)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--out", help="write the long table as CSV here as well")
     a = p.parse_args(argv)
-    tables = [_read(a.a), _read(a.b)]
+    tables = [read_eval(a.a), read_eval(a.b)]
     if a.levels:
         tables = [t[t["level"].isin(a.levels)] for t in tables]
     try:

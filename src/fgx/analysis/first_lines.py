@@ -31,6 +31,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from fgx.analysis.evals import read_eval
 from fgx.tasks.strings.expr import (Call, arg_first_to_compact, chain_to_compact, parse_code, quote, reductions,
                                     render_compact)
 from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
@@ -150,11 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: all)")
     p.add_argument("--out", help="write the long table as CSV here as well")
     a = p.parse_args(argv)
-    try:
-        samples = pd.read_parquet(a.eval)
-    except (OSError, ValueError) as err:  # missing file, or not parquet
-        raise SystemExit(f"{a.eval}: cannot read it as parquet ({type(err).__name__}); pass an evaluation "
-                         "parquet, e.g. results/eval/stage1/test.parquet (`snakemake results/eval/stage1/test.parquet`)")
+    samples = read_eval(a.eval)
     missing = {"reward_model", "responses", "level"} - set(samples.columns)
     if missing:
         raise SystemExit(f"{a.eval}: no column(s) {sorted(missing)}; pass an evaluation parquet "
