@@ -115,6 +115,20 @@ def test_chain_traces_are_read_as_their_nested_form(response, expected):
     assert c.category == expected, c.reason
 
 
+@pytest.mark.parametrize("response,expected", [
+    (solution_text(EXPR, X, trace="steps", render="chain"), CORRECT),
+    # the steps forms of the chain cases above: an atomic error at f8, a wrong order, a stop after step 1
+    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
+    ('"dcx".f5("ab")="abdcx"\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)="cdbax"\n{"output": "cdbax"}', INCORRECT),
+    ('"dcx".f5("ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
+    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)="bdcxa"\n"bdcxb".f17()="bxcdb"\n{"output": "bxcdb"}',
+     INCORRECT),  # a value miscopied into the next step
+])
+def test_steps_traces_are_read_as_the_rewrite_steps_they_imply(response, expected):
+    c = classify_detailed(response, GT, style="compact")
+    assert c.category == expected, c.reason
+
+
 def test_compact_reasons_name_the_step():
     c = classify_detailed('f17(f8("abdcx",1))\nf17("bdcax")\n', GT)
     assert c.step == 2 and 'f8("abdcx",1)' in c.reason and '"bdcxa"' in c.reason

@@ -209,6 +209,27 @@ def test_chain_trace_has_redex_steps_in_chain_form():
     assert scored["score"] == 1.0
 
 
+def test_steps_trace_is_the_chain_redex_steps_without_rewritten_expressions():
+    e = TRACE_EXPR
+    lines = S.trace_lines(e, "xy", trace="steps", render="chain")
+    assert lines == ['"xy".f17()="yx"', '"yx".f1(2)="yxyx"', '"ab".f9()="abba"', '"abba".upper()="ABBA"',
+                     '("yxyx"+"ABBA")="yxyxABBA"', '{"output": "yxyxABBA"}']
+    redex = S.trace_lines(e, "xy", trace="redex", render="chain")
+    assert lines == [ln for ln in redex if "=" in ln or ln.startswith("{")]
+    # a chain's next step starts with the last value and the prompt's next call
+    assert S.trace_lines(S.parse_chain('"mdu".f14().f10().f2()'), "", trace="steps", render="chain") == [
+        '"mdu".f14()="mmdduu"', '"mmdduu".f10()="mMdDuU"', '"mMdDuU".f2()="mMdD"', '{"output": "mMdD"}']
+    # Level 1: the same answer as redex
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="steps", render="chain") == (
+        '"dcba".f3()="abcd"\n{"output": "abcd"}\n')
+    with pytest.raises(ValueError, match="steps trace needs render 'chain'"):
+        S.trace_lines(e, "xy", trace="steps")
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", S.solution_text(e, "xy", trace="steps", render="chain"),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(e)))
+    assert scored["score"] == 1.0
+
+
 def test_chain_lines_parse_back_to_their_expressions():
     from fgx.tasks.strings.generate import generate
     df = generate(

@@ -88,7 +88,7 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         from fgx.tasks.strings.expr import CHAIN_TRACES
 
         if task.get("trace", "rewrite") not in CHAIN_TRACES:
-            problems.append(f"key 'task.render': chain writes redex or redex_full traces, got task.trace: "
+            problems.append(f"key 'task.render': chain writes redex, redex_full or steps traces, got task.trace: "
                             f"{task.get('trace', 'rewrite')}; set task.trace: redex")
     for key in ("test_levels", "pretrain_prior_levels"):
         levels = (config.get("data", {}) or {}).get(key)

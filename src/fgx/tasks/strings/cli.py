@@ -55,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="format of compact rows' reference traces: rewrite (each line the whole "
                         "expression, its innermost call evaluated in place), redex (each step "
                         "copies the innermost call with its value, then rewrites the expression), "
-                        "redex_full (as redex, and the last step is followed by the bare value too) or "
-                        "redex_arg_first (as redex, each step first argument first: \"dcba\".f3()=\"abcd\")")
+                        "redex_full (as redex, and the last step is followed by the bare value too), "
+                        "redex_arg_first (as redex, each step first argument first: \"dcba\".f3()=\"abcd\") or "
+                        "steps (--render chain only: redex's step lines without the rewritten expressions)")
     g.add_argument("--inputs", choices=INPUTS, default="lowercase",
                    help="lowercase: 3..10 lowercase letters (upstream); mixed: every other problem takes "
                         "3..max-value-len upper-case letters, mixed-case letters, or letters and digits "

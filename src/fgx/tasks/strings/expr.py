@@ -185,7 +185,7 @@ def render_chain(e: Expr, x: str) -> str:
 
 
 RENDERS = ("nested", "chain")
-CHAIN_TRACES = ("redex", "redex_full")  # the traces a chain rendering writes (its steps are first argument first)
+CHAIN_TRACES = ("redex", "redex_full", "steps")  # the traces a chain rendering writes (its steps are first argument first)
 
 
 def render_expr(e: Expr, x: str, render: str = "nested") -> str:
@@ -346,22 +346,23 @@ def arg_first_to_compact(line: str) -> str:
 
 
 def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False,
-                 render: str = "nested"):
+                 render: str = "nested", rewritten: bool = True):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
     (``full``: always, so the last step also ends with the whole expression, ``"abcd"``;
     ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``; ``render``:
-    how the steps and expressions are written, see :func:`render_expr`)."""
+    how the steps and expressions are written, see :func:`render_expr`; ``rewritten=False``: the
+    steps only, never the rewritten expression)."""
     value = _eval(e, x, cap, None) if _is_literal(e) else None
     for e, redex, value in _reduction_chain(e, x, cap):
         step = render_arg_first(redex, x) if arg_first else render_expr(redex, x, render)
         lines.append(step + "=" + quote(value))
-        if full or not _is_literal(e):
+        if rewritten and (full or not _is_literal(e)):
             lines.append(render_expr(e, x, render))
     return value
 
 
-TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first")
+TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first", "steps")
 
 
 def output_line(value: str) -> str:
@@ -384,6 +385,9 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     ``redex_arg_first``: as ``redex``, each step written first argument first
     (``"dcba".f3()="abcd"``): a Level-1 step then starts with the prompt's first literal, not its
     first name, the same rule that finds the innermost call of a nest.
+    ``steps``: the step lines of ``redex`` only, no rewritten expressions (chain render only: there the
+    next step's call is the one after the last step's in the prompt, and its argument the last value,
+    so nothing but the steps needs writing: ``"dcba".f3()="abcd"`` / ``"abcd".f17()="ABCD"``).
     ``render``: ``nested`` (``f17(f3("dcba"))``) or ``chain`` (``"dcba".f3().f17()``, every step and
     expression in evaluation order; with ``redex`` and ``redex_full`` only).
     """
@@ -391,6 +395,9 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     if render not in RENDERS:
         raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
+    if trace == "steps" and render != "chain":
+        raise ValueError("the steps trace needs render 'chain': in a nested expression the next step is "
+                         "not read off from the prompt")
     if render == "chain" and trace not in CHAIN_TRACES:
         raise ValueError(f"render 'chain' writes {' or '.join(CHAIN_TRACES)} traces, not {trace!r}: its steps are "
                          "already first argument first")
@@ -402,7 +409,7 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
         value = _trace(e, x, cap, lines)
     else:
         value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first",
-                             render=render)
+                             render=render, rewritten=trace != "steps")
     lines.append(output_line(value))
     return lines
 
