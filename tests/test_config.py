@@ -58,8 +58,14 @@ def test_cross_key_rules():
     bad["task"].update(style="compact", render="tree")
     with pytest.raises(ConfigError, match="render"):
         validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["task"].update(render="nested", trace="steps")
+    with pytest.raises(ConfigError, match="task.trace': steps traces are written for chain prompts only"):
+        validate_config(bad)
     good = copy.deepcopy(cfg)
     good["task"].update(render="chain", trace="redex")
+    validate_config(good)
+    good["task"].update(trace="steps")
     validate_config(good)
 
 
