@@ -389,7 +389,7 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     next step's call is the one after the last step's in the prompt, and its argument the last value,
     so nothing but the steps needs writing: ``"dcba".f3()="abcd"`` / ``"abcd".f17()="ABCD"``).
     ``render``: ``nested`` (``f17(f3("dcba"))``) or ``chain`` (``"dcba".f3().f17()``, every step and
-    expression in evaluation order; with ``redex`` and ``redex_full`` only).
+    expression in evaluation order; with ``redex``, ``redex_full`` and ``steps`` only).
     """
     if trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
