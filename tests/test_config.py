@@ -105,9 +105,8 @@ def test_base_tokenizer_key_reaches_pretraining():
     from fgx.engines.torch.dag import pretrain_settings
 
     cfg = load("config.yaml")
-    assert cfg["base"]["tokenizer"] == "chars+names"  # the default (README "Status")
+    assert cfg["base"]["tokenizer"] == "chars"  # the default (README "Status")
     chars = copy.deepcopy(cfg)
-    chars["base"]["tokenizer"] = "chars"
     plain = wf.pretrain_settings(chars)
     assert "tokenizer" not in json.loads(plain)  # so results built before the key existed stay current
     assert pretrain_settings(json.loads(plain))["token_names"] == []
