@@ -20,24 +20,20 @@ def test_shipped_configs_are_valid(name):
     validate_config(load(name), source=name)
 
 
-def _merged(base: dict, overlay: dict) -> dict:
-    """What `snakemake --configfile OVERLAY` makes of config.yaml: nested keys merged, leaves replaced."""
-    out = copy.deepcopy(base)
-    for k, v in overlay.items():
-        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def _leaves(d: dict, prefix=""):
     for k, v in d.items():
         yield from _leaves(v, f"{prefix}{k}.") if isinstance(v, dict) else [(f"{prefix}{k}", v)]
 
 
 def test_contrast_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+    from snakemake.utils import update_config  # what `--configfile OVERLAY` does to config.yaml
+
     base, overlay = load("config.yaml"), load("config.contrast.yaml")
-    merged = _merged(base, overlay)
+    merged = copy.deepcopy(base)
+    update_config(merged, overlay)
     validate_config(merged, source="config.yaml + config.contrast.yaml")
-    changed = {k for k, v in _leaves(merged) if dict(_leaves(base)).get(k) != v}
+    base_leaves = dict(_leaves(base))
+    changed = {k for k, v in _leaves(merged) if base_leaves.get(k) != v}
     assert changed == {k for k, _ in _leaves(overlay)}  # every overlay key is a change, nothing else moves
     assert merged["rl"]["steps"] == 160 and merged["base"]["tokenizer"] == "chars+names"
 
