@@ -6,6 +6,8 @@
 - ``step_ceiling``: the accuracy perfect composition would reach with a model's atomic skill
   (``python -m fgx.analysis.step_ceiling --model DIR --eval PARQUET``).
 - ``first_lines``: how compact-trace answers start (innermost call, root first, ...), per level.
+- ``context_penalty``: a first step's accuracy inside the composition against the same step alone
+  (``python -m fgx.analysis.context_penalty --model DIR --eval PARQUET``).
 - ``contrast``: per-level pass@k of one model minus another's on the same prompts, paired bootstrap
   CIs (``python -m fgx.analysis.contrast --a PARQUET --b PARQUET``).
 - ``sample_browser``: ``render_html`` a self-contained HTML page of example responses per

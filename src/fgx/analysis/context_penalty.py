@@ -1,0 +1,162 @@
+"""The context penalty: is a reduction step computed as well inside a composition as on its own?
+
+The first reduction step of a Level-k problem (its innermost call, on literal arguments) is itself
+a Level-1 problem. This analysis compares, problem by problem, two accuracies of that one step:
+
+- ``alone``: the model sampled on the step as a Level-1 prompt (``"djo".f8(1)``), the share of
+  samples whose first line is the step with its right value;
+- ``in_context``: read off the evaluation's own responses to the whole prompt
+  (``"djo".f8(1).f16().f16()``): of the responses whose first line starts with that call, the
+  share that give its value right. Conditioning on the call being located keeps "does not
+  compose" (``fgx.analysis.first_lines``) out of this number.
+
+``in_context - alone`` per level, with a paired bootstrap CI over the problems that have a located
+response, is the penalty the surrounding calls put on the atomic skill. A model whose atomic skill
+only works on a bare call cannot reach deeper levels by composing better: every step of a Level-3
+trace is computed in a context. Run it on models before and after RL, and on train-function
+problems (an evaluation of ``results/data/strings/level2.parquet``) against held-out ones, to see
+whether RL removes the penalty and for which functions.
+
+Compact style only, like ``first_lines``. CLI (any model directory the torch engine loads, the
+evaluation parquet of that model)::
+
+    python -m fgx.analysis.context_penalty --model results/models/rl_level2 \\
+        --eval results/eval/rl_level2/test.parquet [--levels 2 3] [--n 16] [--out CSV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fgx.analysis.evals import read_eval
+from fgx.analysis.first_lines import _row_parts, first_line_category, first_step_right
+from fgx.metrics import paired_bootstrap_diff_ci
+from fgx.tasks.strings.expr import parse_code, reductions
+from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
+
+
+def first_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The evaluation rows at Level >= 2 (and in ``levels``), each with ``step_line`` (its first
+    step with the right value, ``"djo".f8(1)="jod"`` in the rows' own render), and one Level-1 row
+    per such problem (verl schema, the same style / render / stage) for that step alone."""
+    missing = {"reward_model", "responses", "level"} - set(eval_rows.columns)
+    if missing:
+        raise ValueError(f"no column(s) {sorted(missing)}; pass an evaluation parquet "
+                         "(results/eval/<model>/<split>.parquet) of the string task")
+    keep, steps, parts = [], [], []
+    for i, (_, r) in enumerate(eval_rows.iterrows()):
+        extra = r.get("extra_info") or {}
+        if extra.get("style", "paper") != "compact":
+            raise ValueError(f"row {i}: style {extra.get('style', 'paper')!r}; the context penalty reads "
+                             "compact traces (task.style: compact)")
+        level = int(r["level"])
+        if level < 2 or (levels is not None and level not in levels):
+            continue
+        gt = parse_ground_truth(r["reward_model"]["ground_truth"])
+        e, x = parse_code(gt["ref_code"]), gt["x"]
+        redex, value = reductions(e, x)[0]
+        steps.append(make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",
+                              style="compact", index=len(steps), render=extra.get("render") or "nested"))
+        parts.append(_row_parts(r))
+        keep.append(i)
+    if not keep:
+        have = sorted(set(map(int, eval_rows["level"])))
+        raise ValueError(f"no problem of Level >= 2{f' in levels {list(levels)}' if levels else ''}; "
+                         f"the file holds levels {have}")
+    problems = eval_rows.iloc[keep].reset_index(drop=True)
+    problems["expression"] = [p[0] for p in parts]
+    problems["innermost"] = [p[1] for p in parts]
+    problems["root"] = [p[2] for p in parts]
+    problems["step_line"] = [p[3] for p in parts]
+    return problems, pd.DataFrame(steps)
+
+
+def in_context_counts(problems: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per problem: responses that start with the first step's call, and of those, how many give
+    its value right."""
+    located, right = [], []
+    for _, r in problems.iterrows():
+        cats = [first_line_category(r["expression"], r["innermost"], r["root"], s) for s in r["responses"]]
+        hits = [first_step_right(r["step_line"], s) for s, c in zip(r["responses"], cats) if c == "innermost"]
+        located.append(len(hits))
+        right.append(sum(hits))
+    return np.asarray(located), np.asarray(right)
+
+
+def alone_accuracy(step_samples: pd.DataFrame) -> np.ndarray:
+    """Per Level-1 step row: the share of its samples whose first line is the step with its value."""
+    out = []
+    for _, s in step_samples.iterrows():
+        line = _row_parts(s)[3]
+        out.append(float(np.mean([first_step_right(line, resp) for resp in s["responses"]])))
+    return np.asarray(out)
+
+
+def penalty_table(problems: pd.DataFrame, alone: np.ndarray, located: np.ndarray, right: np.ndarray, *,
+                  resamples: int = 1000, ci: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Per level: problems, those with a located response (the paired ones), the step's accuracy
+    alone and in context on them, the difference with its paired bootstrap CI, and the share of
+    responses that locate the step at all."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    levels = problems["level"].astype(int).to_numpy()
+    responses = problems["responses"].apply(len).to_numpy()
+    for level in sorted(set(levels)):
+        at = levels == level
+        paired = at & (located > 0)
+        ctx = right[paired] / located[paired]
+        lo, hi, _ = paired_bootstrap_diff_ci(ctx, alone[paired], resamples=resamples, ci=ci, rng=rng)
+        rows.append(dict(level=int(level), problems=int(at.sum()), paired=int(paired.sum()),
+                         located=float(located[at].sum() / responses[at].sum()),
+                         alone=float(alone[paired].mean()) if paired.any() else np.nan,
+                         in_context=float(ctx.mean()) if paired.any() else np.nan,
+                         penalty=float((ctx - alone[paired]).mean()) if paired.any() else np.nan,
+                         ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows)
+
+
+def measure(model_dir, eval_rows: pd.DataFrame, *, levels: Sequence[int] | None = None, n: int = 16,
+            temperature: float = 1.0, max_new_tokens: int = 96, seed: int = 0, device: str = "cpu",
+            resamples: int = 1000, ci: float = 0.95) -> pd.DataFrame:
+    """Sample ``model_dir`` ``n`` times on each problem's first step alone and return
+    :func:`penalty_table` against ``eval_rows``' own responses (which must come from that model)."""
+    from fgx.engines.torch import get_engine
+
+    problems, steps = first_step_rows(eval_rows, levels)
+    sampled = get_engine().sample(model_dir, steps, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
+                                  seed=seed, device=device)
+    located, right = in_context_counts(problems)
+    return penalty_table(problems, alone_accuracy(sampled), located, right, resamples=resamples, ci=ci, seed=seed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fgx.analysis.context_penalty", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, help="model directory (Hugging Face format) that wrote --eval")
+    p.add_argument("--eval", required=True, help="evaluation parquet of the string task (compact style)")
+    p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: every level >= 2)")
+    p.add_argument("--n", type=int, default=16, help="samples per step prompt")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--max-new-tokens", type=int, default=96)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--out", help="write the table as CSV here as well")
+    a = p.parse_args(argv)
+    try:
+        table = measure(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
+                        max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
+    except ValueError as err:
+        raise SystemExit(f"{a.eval}: {err}") from err
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if a.out:
+        from fgx.io import write_text
+        write_text(table.to_csv(index=False), a.out)  # atomically
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
