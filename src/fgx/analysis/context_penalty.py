@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fgx.analysis.evals import read_eval
-from fgx.analysis.first_lines import _row_parts, first_line_category, first_step_right
+from fgx.analysis.first_lines import row_parts, first_line_category, first_step_right
 from fgx.metrics import paired_bootstrap_diff_ci
 from fgx.tasks.strings.expr import parse_code, reductions
 from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
@@ -62,7 +62,7 @@ def first_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None
         redex, value = reductions(e, x)[0]
         steps.append(make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",
                               style="compact", index=len(steps), render=extra.get("render") or "nested"))
-        parts.append(_row_parts(r))
+        parts.append(row_parts(r))
         keep.append(i)
     if not keep:
         have = sorted(set(map(int, eval_rows["level"])))
@@ -92,7 +92,7 @@ def alone_accuracy(step_samples: pd.DataFrame) -> np.ndarray:
     """Per Level-1 step row: the share of its samples whose first line is the step with its value."""
     out = []
     for _, s in step_samples.iterrows():
-        line = _row_parts(s)[3]
+        line = row_parts(s)[3]
         out.append(float(np.mean([first_step_right(line, resp) for resp in s["responses"]])))
     return np.asarray(out)
 

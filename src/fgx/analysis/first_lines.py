@@ -79,7 +79,7 @@ def stops_after_first_step(response: str) -> bool:
         return False
 
 
-def _row_parts(row) -> tuple[str, str, str | None, str]:
+def row_parts(row) -> tuple[str, str, str | None, str]:
     """The expression, its first reduction step, its root function, and that step's line with its value."""
     gt = parse_ground_truth(row["reward_model"]["ground_truth"])
     e, x = parse_code(gt["ref_code"]), gt["x"]
@@ -105,7 +105,7 @@ def _categorised(samples: pd.DataFrame, levels: Sequence[int] | None) -> pd.Data
                              "(task.style: compact)")
         if levels is not None and int(r["level"]) not in levels:
             continue
-        expression, innermost, root, step_line = _row_parts(r)
+        expression, innermost, root, step_line = row_parts(r)
         rows += [(int(r["level"]), first_line_category(expression, innermost, root, resp),
                   stops_after_first_step(resp), first_step_right(step_line, resp)) for resp in r["responses"]]
     if not rows:
