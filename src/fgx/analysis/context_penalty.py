@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fgx.analysis.evals import read_eval
+from fgx.analysis.evals import add_sampling_args, print_table, read_eval
 from fgx.analysis.first_lines import row_parts, first_line_category, first_step_right
 from fgx.metrics import paired_bootstrap_diff_ci
 from fgx.tasks.strings.expr import parse_code, reductions
@@ -139,22 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", required=True, help="model directory (Hugging Face format) that wrote --eval")
     p.add_argument("--eval", required=True, help="evaluation parquet of the string task (compact style)")
     p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: every level >= 2)")
-    p.add_argument("--n", type=int, default=16, help="samples per step prompt")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-new-tokens", type=int, default=96)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--out", help="write the table as CSV here as well")
+    add_sampling_args(p)
     a = p.parse_args(argv)
     try:
         table = measure(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
                         max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
     except ValueError as err:
         raise SystemExit(f"{a.eval}: {err}") from err
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if a.out:
-        from fgx.io import write_text
-        write_text(table.to_csv(index=False), a.out)  # atomically
+    print_table(table, a.out)
     return 0
 
 

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from fgx.analysis.evals import add_sampling_args, print_table
 from fgx.tasks.strings.expr import parse_code, reductions
 from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
 
@@ -84,19 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m fgx.analysis.step_ceiling", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="model directory (Hugging Face format)")
     p.add_argument("--eval", required=True, help="evaluation parquet of the string task")
-    p.add_argument("--n", type=int, default=16, help="samples per step prompt")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-new-tokens", type=int, default=96)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--out", help="write the table as CSV here as well")
+    add_sampling_args(p)
     a = p.parse_args(argv)
     table = measure(a.model, a.eval, n=a.n, temperature=a.temperature, max_new_tokens=a.max_new_tokens,
                     seed=a.seed, device=a.device)
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if a.out:
-        from fgx.io import write_text
-        write_text(table.to_csv(index=False), a.out)  # atomically
+    print_table(table, a.out)
     return 0
 
 
