@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from fgx.analysis.evals import add_sampling_args, print_table, read_eval
-from fgx.analysis.first_lines import row_parts, first_line_category, first_step_right
+from fgx.analysis.first_lines import first_line_category, first_step_right, row_parts
 from fgx.metrics import paired_bootstrap_diff_ci
 from fgx.tasks.strings.expr import parse_code, reductions
 from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
