@@ -85,6 +85,11 @@ def test_cross_key_rules():
     validate_config(good)
     good["task"].update(trace="steps")
     validate_config(good)
+    good["task"].update(trace="call_steps")
+    validate_config(good)
+    bad["task"].update(trace="call_steps")
+    with pytest.raises(ConfigError, match="task.trace': call_steps traces are written for chain prompts only"):
+        validate_config(bad)
 
 
 def test_bad_config_fails_before_any_job(tmp_path):

@@ -230,6 +230,28 @@ def test_steps_trace_is_the_chain_redex_steps_without_rewritten_expressions():
     assert scored["score"] == 1.0
 
 
+def test_call_steps_trace_writes_each_call_alone_before_its_step():
+    from fgx.tasks.strings.expr import top_level_eq
+
+    lines = S.trace_lines(S.parse_chain('"mdu".f14().f10()'), "", trace="call_steps", render="chain")
+    assert lines == ['"mdu".f14()', '"mdu".f14()="mmdduu"', '"mmdduu".f10()', '"mmdduu".f10()="mMdDuU"',
+                     '{"output": "mMdDuU"}']
+    # the step lines are those of the steps trace, each after its call: the line a Level-1 prompt reads
+    steps = S.trace_lines(TRACE_EXPR, "xy", trace="steps", render="chain")
+    calls = S.trace_lines(TRACE_EXPR, "xy", trace="call_steps", render="chain")
+    assert calls[1::2] == steps[:-1] and calls[-1] == steps[-1]
+    assert calls[0:-1:2] == [s[:top_level_eq(s)] for s in steps[:-1]]
+    # Level 1: the prompt's line, then the step
+    assert S.solution_text(S.parse_compact('f3("dcba")'), "", trace="call_steps", render="chain") == (
+        '"dcba".f3()\n"dcba".f3()="abcd"\n{"output": "abcd"}\n')
+    with pytest.raises(ValueError, match="call_steps trace needs render 'chain'"):
+        S.trace_lines(TRACE_EXPR, "xy", trace="call_steps")
+    from fgx.tasks.strings.generate import ground_truth
+    scored = S.compute_score("codeio_level_3", "".join(ln + "\n" for ln in calls),
+                             ground_truth("xy", "yxyxABBA", S.main_solution_code(TRACE_EXPR)))
+    assert scored["score"] == 1.0
+
+
 def test_chain_lines_parse_back_to_their_expressions():
     from fgx.tasks.strings.generate import generate
     df = generate(

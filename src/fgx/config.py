@@ -88,10 +88,10 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         from fgx.tasks.strings.expr import CHAIN_TRACES
 
         if task.get("trace", "rewrite") not in CHAIN_TRACES:
-            problems.append(f"key 'task.render': chain writes redex, redex_full or steps traces, got task.trace: "
+            problems.append(f"key 'task.render': chain writes redex, redex_full, steps or call_steps traces, got task.trace: "
                             f"{task.get('trace', 'rewrite')}; set task.trace: redex")
-    if task.get("trace") == "steps" and task.get("render", "nested") != "chain":
-        problems.append("key 'task.trace': steps traces are written for chain prompts only (the next step is "
+    if task.get("trace") in ("steps", "call_steps") and task.get("render", "nested") != "chain":
+        problems.append(f"key 'task.trace': {task.get('trace')} traces are written for chain prompts only (the next step is "
                         "read off the prompt); set task.render: chain or task.trace: redex")
     for key in ("test_levels", "pretrain_prior_levels"):
         levels = (config.get("data", {}) or {}).get(key)

@@ -185,7 +185,7 @@ def render_chain(e: Expr, x: str) -> str:
 
 
 RENDERS = ("nested", "chain")
-CHAIN_TRACES = ("redex", "redex_full", "steps")  # the traces a chain rendering writes (its steps are first argument first)
+CHAIN_TRACES = ("redex", "redex_full", "steps", "call_steps")  # the traces a chain rendering writes (its steps are first argument first)
 
 
 def render_expr(e: Expr, x: str, render: str = "nested") -> str:
@@ -346,23 +346,26 @@ def arg_first_to_compact(line: str) -> str:
 
 
 def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False,
-                 render: str = "nested", rewritten: bool = True):
+                 render: str = "nested", rewritten: bool = True, call_first: bool = False):
     """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
     with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
     (``full``: always, so the last step also ends with the whole expression, ``"abcd"``;
     ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``; ``render``:
     how the steps and expressions are written, see :func:`render_expr`; ``rewritten=False``: the
-    steps only, never the rewritten expression)."""
+    steps only, never the rewritten expression; ``call_first``: each step is preceded by its call
+    alone on a line, ``"dcba".f3()``, as a Level-1 prompt)."""
     value = _eval(e, x, cap, None) if _is_literal(e) else None
     for e, redex, value in _reduction_chain(e, x, cap):
         step = render_arg_first(redex, x) if arg_first else render_expr(redex, x, render)
+        if call_first:
+            lines.append(step)
         lines.append(step + "=" + quote(value))
         if rewritten and (full or not _is_literal(e)):
             lines.append(render_expr(e, x, render))
     return value
 
 
-TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first", "steps")
+TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first", "steps", "call_steps")
 
 
 def output_line(value: str) -> str:
@@ -388,6 +391,9 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
     ``steps``: the step lines of ``redex`` only, no rewritten expressions (chain render only: there the
     next step's call is the one after the last step's in the prompt, and its argument the last value,
     so nothing but the steps needs writing: ``"dcba".f3()="abcd"`` / ``"abcd".f17()="ABCD"``).
+    ``call_steps``: as ``steps``, each step preceded by its call alone (``"dcba".f3()`` /
+    ``"dcba".f3()="abcd"`` / ``"abcd".f17()`` / ``"abcd".f17()="ABCD"``; chain render only): every value
+    is computed right after a line that reads as a Level-1 prompt, whatever calls the prompt has after it.
     ``render``: ``nested`` (``f17(f3("dcba"))``) or ``chain`` (``"dcba".f3().f17()``, every step and
     expression in evaluation order; with ``redex``, ``redex_full`` and ``steps`` only).
     """
@@ -395,8 +401,8 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     if render not in RENDERS:
         raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
-    if trace == "steps" and render != "chain":
-        raise ValueError("the steps trace needs render 'chain': in a nested expression the next step is "
+    if trace in ("steps", "call_steps") and render != "chain":
+        raise ValueError(f"the {trace} trace needs render 'chain': in a nested expression the next step is "
                          "not read off from the prompt")
     if render == "chain" and trace not in CHAIN_TRACES:
         raise ValueError(f"render 'chain' writes {' or '.join(CHAIN_TRACES)} traces, not {trace!r}: its steps are "
@@ -409,7 +415,8 @@ def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: s
         value = _trace(e, x, cap, lines)
     else:
         value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first",
-                             render=render, rewritten=trace != "steps")
+                             render=render, rewritten=trace not in ("steps", "call_steps"),
+                             call_first=trace == "call_steps")
     lines.append(output_line(value))
     return lines
 
