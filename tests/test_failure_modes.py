@@ -129,6 +129,24 @@ def test_steps_traces_are_read_as_the_rewrite_steps_they_imply(response, expecte
     assert c.category == expected, c.reason
 
 
+@pytest.mark.parametrize("response,expected", [
+    (solution_text(EXPR, X, trace="call_steps", render="chain"), CORRECT),
+    # the call_steps forms of the steps cases above
+    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()\n'
+     '"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
+    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f17()\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)\n'
+     '"xcdba".f8(1)="cdbax"\n{"output": "cdbax"}', INCORRECT),
+    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
+    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)\n"abdcx".f8(1)="bdcxa"\n"bdcxb".f17()\n'
+     '"bdcxb".f17()="bxcdb"\n{"output": "bxcdb"}', INCORRECT),
+])
+def test_call_steps_traces_are_read_as_their_steps(response, expected):
+    c = classify_detailed(response, GT, style="compact")
+    assert c.category == expected, c.reason
+    steps = "\n".join(ln for ln in response.split("\n") if "=" in ln or ln.startswith("{"))
+    assert classify_detailed(steps, GT, style="compact") == c
+
+
 def test_compact_reasons_name_the_step():
     c = classify_detailed('f17(f8("abdcx",1))\nf17("bdcax")\n', GT)
     assert c.step == 2 and 'f8("abdcx",1)' in c.reason and '"bdcxa"' in c.reason

@@ -125,3 +125,17 @@ def test_chain_rendered_rows_are_read_as_redex_steps():
     assert shares["innermost"] == 0.75 and shares["root_first"] == 0.25
     stops = stop_after_first_step_table(df).iloc[0]
     assert (stops["located"], stops["stopped"], stops["step_right"]) == (3, 1, 2)
+
+
+def test_call_steps_call_lines_are_skipped():
+    # task.trace: call_steps writes each call alone before its step; the first step is the second line
+    expression, innermost, root = 'f10(f2("ufkvgj"))', 'f2("ufkvgj")', "f10"
+    located = '"ufkvgj".f2()\n"ufkvgj".f2()="fkvgj"\n"fkvgj".f10()\n"fkvgj".f10()="fKvGj"\n{"output": "fKvGj"}'
+    assert first_line_category(expression, innermost, root, located) == "innermost"
+    assert first_step_right('f2("ufkvgj")="fkvgj"', located)
+    assert not stops_after_first_step(located)
+    assert stops_after_first_step('"ufkvgj".f2()\n"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}')
+    root_first = '"ufkvgj".f10()\n"ufkvgj".f10()="uFkVgJ"\n{"output": "uFkVgJ"}'
+    assert first_line_category(expression, innermost, root, root_first) == "root_first"
+    # a call line with no step after it is read as it is
+    assert not first_step_right('f2("ufkvgj")="fkvgj"', '"ufkvgj".f2()\n{"output": "fkvgj"}')

@@ -483,7 +483,8 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
     expression with that sub-expression replaced by ``"v"`` (so a following rewritten-expression
     line that agrees is no progress, and one that disagrees is a carry or structural error); an
     ``A`` found nowhere becomes the lines ``A`` and ``"v"`` (a structural change, then a step).
-    Lines without a top-level ``=`` (every line of a ``rewrite`` trace) pass through unchanged."""
+    Lines without a top-level ``=`` (every line of a ``rewrite`` trace) pass through unchanged, but for
+    a ``call_steps`` call line (a sub-expression alone, the next line its step), which is dropped."""
     out: list[str] = []
     cur = e0
     for k, line in enumerate(lines):
@@ -493,7 +494,10 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
         i = top_level_eq(line)
         try:
             if i < 0:
-                cur = parse_compact(line)
+                e = parse_compact(line)
+                if e != cur and k + 1 < len(lines) and lines[k + 1].startswith(line + "="):
+                    continue  # a call_steps call line: the call alone, its step next
+                cur = e
                 out.append(line)
                 continue
             lhs, rhs = parse_compact(line[:i]), parse_compact(line[i + 1:])

@@ -17,7 +17,7 @@ instead of going on with the rewritten expression, and those whose step value is
 copied from a nest but computed wrong is the atomic skill failing under a context).
 
 Compact style only (the tiny model's traces; ``redex_arg_first`` and ``task.render: chain`` step
-lines are read in ``redex``'s form). CLI::
+lines are read in ``redex``'s form, ``call_steps``' call lines skipped). CLI::
 
     python -m fgx.analysis.first_lines --eval results/eval/stage1/test.parquet [--levels 2 3] [--out CSV]
 """
@@ -33,7 +33,7 @@ import pandas as pd
 
 from fgx.analysis.evals import read_eval
 from fgx.tasks.strings.expr import (Call, arg_first_to_compact, chain_to_compact, parse_code, quote, reductions,
-                                    render_compact)
+                                    render_compact, top_level_eq)
 from fgx.tasks.strings.functions import BUILTIN_METHODS, HELPERS
 from fgx.tasks.strings.generate import parse_ground_truth
 
@@ -44,9 +44,17 @@ def _invents(first: str, expression: str, names: Sequence[str] | dict) -> bool:
     return any(first.startswith(f"{m}(") for m in names) and not any(f"{m}(" in expression for m in names)
 
 
+def _step_lines(response: str) -> list[str]:
+    """The response's lines without the ``call_steps`` trace's call lines (a call alone, the next
+    line that call with its value), so every trace's first line is its first step."""
+    lines = [ln.strip() for ln in response.split("\n")]
+    return [ln for ln, nxt in zip(lines, lines[1:] + [""])
+            if not (ln and top_level_eq(ln) < 0 and nxt.startswith(ln + "="))]
+
+
 def _first_line(response: str) -> str:
-    """The response's first line, a ``redex_arg_first`` or chain step read in ``redex``'s form."""
-    return chain_to_compact(arg_first_to_compact(response.split("\n", 1)[0].strip()))
+    """The response's first step line, a ``redex_arg_first`` or chain step read in ``redex``'s form."""
+    return chain_to_compact(arg_first_to_compact(_step_lines(response)[0]))
 
 
 def first_line_category(expression: str, innermost: str, root: str | None, response: str) -> str:
@@ -65,9 +73,9 @@ def first_line_category(expression: str, innermost: str, root: str | None, respo
 
 
 def stops_after_first_step(response: str) -> bool:
-    """The line after the first is the answer (``{"output": ...}``) or a bare string value (not a
+    """The line after the first step is the answer (``{"output": ...}``) or a bare string value (not a
     ``redex_arg_first`` step, which also starts with a string)."""
-    lines = response.split("\n")
+    lines = _step_lines(response)
     if len(lines) < 2:
         return False
     second = lines[1].strip()
