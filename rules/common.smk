@@ -97,6 +97,10 @@ def rl_params(wildcards):
     return wf.rl_settings(config, wildcards.run)
 
 
+def rl_multi_params(wildcards):
+    return wf.rl_settings(config, wildcards.run, "multi")
+
+
 def rl_inputs(lineage):
     """Input function of an RL rule: init model, train and held-out splits of rl_<lineage>_{run}."""
     return lambda wildcards: wf.rl_sources(config, wf.rl_model(wildcards.run, lineage))

@@ -29,8 +29,8 @@ rule rl:
         "--work-dir {params.work_dir} > {log} 2>&1"
 
 
-# Countdown transfer (paper Section 4.3): the same string-task RL (same data, same settings),
-# started from the Multi-Base (stage1_multi) instead of stage1.
+# Countdown transfer (paper Section 4.3): the same string-task RL (same data, same settings; as many
+# steps unless countdown.rl_steps says otherwise), started from the Multi-Base (stage1_multi).
 use rule rl as rl_multi with:
     input:
         unpack(rl_inputs("multi")),
@@ -38,7 +38,7 @@ use rule rl as rl_multi with:
         model=directory("results/models/rl_multi_{run}"),
         metrics="results/rl/multi_{run}/metrics.parquet",
     params:
-        settings=rl_params,
+        settings=rl_multi_params,
         work_dir="results/rl/multi_{run}/work",
     log:
         "logs/rl_multi/{run}.log",

@@ -84,6 +84,16 @@ def test_rl_lineages(config):
         wf.rl_sources(config, "stage1")
 
 
+def test_countdown_rl_steps_set_only_the_multi_lineage(config):
+    string, multi = wf.rl_settings(config, "level1"), wf.rl_settings(config, "level1", "multi")
+    assert multi == string  # without countdown.rl_steps: the same RL, the same seed
+    changed = copy.deepcopy(config)
+    changed["countdown"]["rl_steps"] = 7
+    assert wf.rl_settings(changed, "level1") == string
+    got = json.loads(wf.rl_settings(changed, "level1", "multi"))
+    assert got == {**json.loads(string), "steps": 7}
+
+
 def test_figure_inputs_and_targets(config):
     assert wf.countdown_models(config) == MODELS
     inputs = wf.figure_inputs(config, "countdown_transfer")

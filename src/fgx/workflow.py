@@ -349,8 +349,12 @@ def sft_settings(config: Mapping, model: str) -> str:
     return dumps({**_runtime(config), **sft, "seed": derive_seed(config["seed"], "sft", model)})
 
 
-def rl_settings(config: Mapping, run: str) -> str:
+def rl_settings(config: Mapping, run: str, lineage: str = "string") -> str:
+    """Settings of RL run ``run`` (``rl:``, the run's own seed). The Countdown lineage (``multi``)
+    runs the same string-task RL, for ``countdown.rl_steps`` steps where that key is set."""
     rl = {k: v for k, v in config["rl"].items() if k != "runs"}
+    if lineage == "multi" and (config.get("countdown") or {}).get("rl_steps"):
+        rl["steps"] = config["countdown"]["rl_steps"]
     return dumps({**_runtime(config), **rl, "seed": derive_seed(config["seed"], "rl", run)})
 
 
