@@ -25,17 +25,18 @@ def _leaves(d: dict, prefix=""):
         yield from _leaves(v, f"{prefix}{k}.") if isinstance(v, dict) else [(f"{prefix}{k}", v)]
 
 
-def test_contrast_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+def test_previous_default_overlay_is_valid_on_the_default_and_changes_only_its_keys():
     from snakemake.utils import update_config  # what `--configfile OVERLAY` does to config.yaml
 
-    base, overlay = load("config.yaml"), load("config.contrast.yaml")
+    base, overlay = load("config.yaml"), load("config.chars.yaml")
     merged = copy.deepcopy(base)
     update_config(merged, overlay)
-    validate_config(merged, source="config.yaml + config.contrast.yaml")
+    validate_config(merged, source="config.yaml + config.chars.yaml")
     base_leaves = dict(_leaves(base))
     changed = {k for k, v in _leaves(merged) if base_leaves.get(k) != v}
     assert changed == {k for k, _ in _leaves(overlay)}  # every overlay key is a change, nothing else moves
-    assert merged["rl"]["steps"] == 160 and merged["base"]["tokenizer"] == "chars+names"
+    assert merged["rl"]["steps"] == 40 and merged["base"]["tokenizer"] == "chars"
+    assert merged["countdown"]["rl_steps"] == 40  # the Countdown lineage's RL as before
 
 
 def test_errors_name_key_and_allowed_values():
@@ -128,8 +129,9 @@ def test_base_tokenizer_key_reaches_pretraining():
     from fgx.engines.torch.dag import pretrain_settings
 
     cfg = load("config.yaml")
-    assert cfg["base"]["tokenizer"] == "chars"  # the default (README "Status")
+    assert cfg["base"]["tokenizer"] == "chars+names"  # the default (README "Status")
     chars = copy.deepcopy(cfg)
+    chars["base"]["tokenizer"] = "chars"
     plain = wf.pretrain_settings(chars)
     assert "tokenizer" not in json.loads(plain)  # so results built before the key existed stay current
     assert pretrain_settings(json.loads(plain))["token_names"] == []

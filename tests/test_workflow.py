@@ -131,9 +131,9 @@ def test_dry_run_builds_every_figure():
     assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2
 
 
-def test_dry_run_with_the_contrast_overlay():
-    """README's `--configfile config.contrast.yaml` (merged over config.yaml) plans the same DAG."""
-    jobs = dry_run_jobs("--configfile", "config.contrast.yaml")
+def test_dry_run_with_the_previous_default_overlay():
+    """`--configfile config.chars.yaml` (merged over config.yaml) plans the same DAG."""
+    jobs = dry_run_jobs("--configfile", "config.chars.yaml")
     assert jobs == dry_run_jobs()
 
 

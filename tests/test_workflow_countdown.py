@@ -85,9 +85,12 @@ def test_rl_lineages(config):
 
 
 def test_countdown_rl_steps_set_only_the_multi_lineage(config):
-    string, multi = wf.rl_settings(config, "level1"), wf.rl_settings(config, "level1", "multi")
+    absent = copy.deepcopy(config)
+    absent["countdown"].pop("rl_steps", None)
+    string, multi = wf.rl_settings(absent, "level1"), wf.rl_settings(absent, "level1", "multi")
     assert multi == string  # without countdown.rl_steps: the same RL, the same seed
-    changed = copy.deepcopy(config)
+    assert wf.rl_settings(config, "level1") == string
+    changed = copy.deepcopy(absent)
     changed["countdown"]["rl_steps"] = 7
     assert wf.rl_settings(changed, "level1") == string
     got = json.loads(wf.rl_settings(changed, "level1", "multi"))
