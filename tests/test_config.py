@@ -91,6 +91,9 @@ def test_cross_key_rules():
     bad["task"].update(trace="call_steps")
     with pytest.raises(ConfigError, match="task.trace': call_steps traces are written for chain prompts only"):
         validate_config(bad)
+    paper = copy.deepcopy(cfg)  # config.paper.yaml over config.yaml: nested paper prompts, the default's trace
+    paper["task"].update(style="paper", render="nested", trace="steps", max_value_len=None)
+    validate_config(paper)
 
 
 def test_bad_config_fails_before_any_job(tmp_path):

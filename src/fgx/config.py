@@ -90,7 +90,10 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         if task.get("trace", "rewrite") not in CHAIN_TRACES:
             problems.append(f"key 'task.render': chain writes redex, redex_full, steps or call_steps traces, got task.trace: "
                             f"{task.get('trace', 'rewrite')}; set task.trace: redex")
-    if task.get("trace") in ("steps", "call_steps") and task.get("render", "nested") != "chain":
+    # the trace format is the compact style's (the tiny model's pretraining traces); paper-style
+    # configs merged over config.yaml inherit its trace and never write one
+    if (task.get("style") == "compact" and task.get("trace") in ("steps", "call_steps")
+            and task.get("render", "nested") != "chain"):
         problems.append(f"key 'task.trace': {task.get('trace')} traces are written for chain prompts only (the next step is "
                         "read off the prompt); set task.render: chain or task.trace: redex")
     for key in ("test_levels", "pretrain_prior_levels"):
