@@ -125,6 +125,23 @@ def test_readme_change_a_knob_example_changes_exactly_rl_lr():
     assert after == before, "README's sed example changes more than rl.lr"
 
 
+def test_position_jitter_reaches_pretraining_only_when_set():
+    import json
+
+    from fgx import workflow as wf
+    from fgx.engines.torch.dag import pretrain_settings
+
+    cfg = load("config.yaml")
+    assert "position_jitter" not in pretrain_settings(json.loads(wf.pretrain_settings(cfg)))
+    jit = copy.deepcopy(cfg)
+    jit["base"]["train"]["position_jitter"] = 0.3
+    validate_config(jit, source="config.yaml")
+    assert pretrain_settings(json.loads(wf.pretrain_settings(jit)))["position_jitter"] == 0.3
+    jit["base"]["train"]["position_jitter"] = 1.0
+    with pytest.raises(Exception, match="position_jitter"):
+        validate_config(jit, source="config.yaml")
+
+
 def test_base_tokenizer_key_reaches_pretraining():
     import json
 

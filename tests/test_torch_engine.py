@@ -346,6 +346,40 @@ def test_pretrain_and_sft(tmp_path):
         eng.sft(tmp_path / "base", tmp_path / "pre.parquet", tmp_path / "sft2", {"progress": False})
 
 
+def test_jittered_positions():
+    import torch
+
+    from fgx.engines.torch.trainer import jittered_positions
+
+    plain = jittered_positions(3, 7, 0.0)
+    assert plain.tolist() == [list(range(7))] * 3
+    pos = jittered_positions(64, 50, 0.5, torch.Generator().manual_seed(0))
+    steps = pos[:, 1:] - pos[:, :-1]
+    assert (pos[:, 0] == 0).all() and set(steps.unique().tolist()) == {1, 2}
+    assert 0.4 < (steps == 2).float().mean().item() < 0.6
+    again = jittered_positions(64, 50, 0.5, torch.Generator().manual_seed(0))
+    assert torch.equal(pos, again)  # seeded: a resumed run draws the same positions
+    with pytest.raises(ValueError, match="position_jitter"):
+        jittered_positions(1, 4, 1.0)
+
+
+def test_pretraining_with_position_jitter_learns_and_differs(tmp_path):
+    eng = get_engine("torch")
+    rows = toy_rows(8, solution="ab\n")
+    rows.to_parquet(tmp_path / "pre.parquet")
+    base = {"model": dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
+                          max_positions=64),
+            "max_steps": 30, "batch_size": 8, "lr": 1e-2, "warmup_steps": 2, "progress": False}
+    eng.pretrain(tmp_path / "pre.parquet", tmp_path / "plain", base)
+    eng.pretrain(tmp_path / "pre.parquet", tmp_path / "jit", dict(base, position_jitter=0.5))
+    assert json.loads((tmp_path / "jit" / "resolved_config.json").read_text())["position_jitter"] == 0.5
+    assert not _same_weights(tmp_path / "plain", tmp_path / "jit")
+    # trained on jittered positions, it still answers with plain ones
+    out = eng.sample(tmp_path / "jit", rows.head(2), None, n=1, temperature=0, max_new_tokens=6,
+                     score_fn=toy_score, progress=False)
+    assert out["responses"].tolist() == [["ab\n"], ["ab\n"]]
+
+
 def test_get_engine_unknown():
     with pytest.raises(ValueError, match="engine"):
         get_engine("jax")

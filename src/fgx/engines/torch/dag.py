@@ -39,10 +39,13 @@ def pretrain_settings(s: Mapping[str, Any]) -> dict:
 
         # chars+calls: "f21(" is one token, so copying a call needs no look at the character after the name
         names = [n + "(" if tokenizer == "chars+calls" else n for n in compact_call_names()]
-    return {**_runtime(s), "model": {MODEL_KEYS[k]: v for k, v in s["model"].items()}, "token_names": names,
-            "max_steps": train["steps"], "batch_size": train["batch_size"], "lr": train["lr"],
-            "warmup_steps": train.get("warmup_steps", 0), "weight_decay": train.get("weight_decay", 0.0),
-            "loss_on_prompt": False}
+    out = {**_runtime(s), "model": {MODEL_KEYS[k]: v for k, v in s["model"].items()}, "token_names": names,
+           "max_steps": train["steps"], "batch_size": train["batch_size"], "lr": train["lr"],
+           "warmup_steps": train.get("warmup_steps", 0), "weight_decay": train.get("weight_decay", 0.0),
+           "loss_on_prompt": False}
+    if train.get("position_jitter"):
+        out["position_jitter"] = train["position_jitter"]
+    return out
 
 
 def sft_settings(s: Mapping[str, Any]) -> dict:

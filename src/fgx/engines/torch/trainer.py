@@ -69,6 +69,7 @@ class PretrainSettings(SFTSettings):
     loss_on_prompt: bool = True
     weight_decay: float = 0.01
     warmup_steps: int = 100
+    position_jitter: float = 0.0  # chance that a position id skips one (see jittered_positions); 0 = plain 0..L-1
 
 
 @dataclass
@@ -201,12 +202,30 @@ def _loss_mask(starts: Sequence[int], lengths: Sequence[int], T: int, device) ->
     return ((t >= st) & (t < ln)).float()
 
 
-def forward_logprobs(model, ids: torch.Tensor, *, bf16: bool = False, with_entropy: bool = False):
+def jittered_positions(batch: int, length: int, p: float, generator: torch.Generator | None = None,
+                       device=None) -> torch.Tensor:
+    """Position ids (batch, length) that start at 0 and step by 1, or by 2 with chance ``p``.
+
+    Trained on such positions, a model cannot read a token at a fixed relative offset (the prompt's
+    call a fixed distance before the answer's step in every Level-1 trace); it has to find it by
+    content, which is what a step inside a longer prompt needs. Inference keeps plain positions,
+    one of the sequences this draws (every step 1)."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"position_jitter {p} must be in [0, 1)")
+    steps = 1 + (torch.rand(batch, max(length - 1, 0), generator=generator) < p).long()
+    pos = torch.cat([torch.zeros(batch, 1, dtype=torch.long), steps.cumsum(-1)], dim=-1)[:, :length]
+    return pos.to(device) if device is not None else pos
+
+
+def forward_logprobs(model, ids: torch.Tensor, *, bf16: bool = False, with_entropy: bool = False,
+                     position_ids: torch.Tensor | None = None):
     """Right-padded ids (B, L) -> per-label log-probs (B, L-1) [and entropies]. No attention mask
-    is needed: right padding never precedes a real token under causal attention."""
+    is needed: right padding never precedes a real token under causal attention. ``position_ids``
+    (B, L): the ids' positions (default 0..L-1)."""
     dev = ids.device
+    pos = None if position_ids is None else position_ids[:, :-1]
     with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-        logits = model(input_ids=ids[:, :-1], use_cache=False).logits
+        logits = model(input_ids=ids[:, :-1], position_ids=pos, use_cache=False).logits
     lp = core.token_logprobs(logits, ids[:, 1:])
     ent = None
     if with_entropy:
@@ -365,6 +384,7 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
         step, log = st["step"], st["log"]
         print(f"{desc}: resumed from {last} at step {step}/{total}")
     lengths = [len(x[0]) for x in examples]
+    jitter = float(getattr(s, "position_jitter", 0.0))
     model.train()
     bar = _Bar(s.progress, total, step, desc)
     t0, ntok = time.time(), 0
@@ -380,7 +400,11 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
             sub = batch[m0:m0 + mb]
             ids = _pad_right([examples[i][0] for i in sub], tokenizer.pad_token_id or 0, device)
             mask = _loss_mask([examples[i][1] for i in sub], [lengths[i] for i in sub], ids.shape[1] - 1, device)
-            lp, _ = forward_logprobs(model, ids, bf16=s.bf16)
+            pos = None
+            if jitter > 0:  # seeded per step and micro-batch, so a resumed run draws the same positions
+                gen = torch.Generator().manual_seed((s.seed * 1_000_003 + step * 1009 + m0) % 2**63)
+                pos = jittered_positions(ids.shape[0], ids.shape[1], jitter, gen, device)
+            lp, _ = forward_logprobs(model, ids, bf16=s.bf16, position_ids=pos)
             loss = -(lp * mask).sum() / max(tokens, 1)
             loss.backward()
             tot_loss += float(loss.detach())
