@@ -125,7 +125,7 @@ def test_readme_change_a_knob_example_changes_exactly_rl_lr():
     assert after == before, "README's sed example changes more than rl.lr"
 
 
-def test_position_jitter_reaches_pretraining_only_when_set():
+def test_position_knobs_reach_pretraining_only_when_set():
     import json
 
     from fgx import workflow as wf
@@ -140,6 +140,14 @@ def test_position_jitter_reaches_pretraining_only_when_set():
     jit["base"]["train"]["position_jitter"] = 1.0
     with pytest.raises(Exception, match="position_jitter"):
         validate_config(jit, source="config.yaml")
+    assert "answer_gap" not in pretrain_settings(json.loads(wf.pretrain_settings(cfg)))
+    gap = copy.deepcopy(cfg)
+    gap["base"]["train"]["answer_gap"] = 12
+    validate_config(gap, source="config.yaml")
+    assert pretrain_settings(json.loads(wf.pretrain_settings(gap)))["answer_gap"] == 12
+    gap["base"]["train"]["answer_gap"] = -1
+    with pytest.raises(Exception, match="answer_gap"):
+        validate_config(gap, source="config.yaml")
 
 
 def test_base_tokenizer_key_reaches_pretraining():

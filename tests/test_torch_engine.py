@@ -363,6 +363,23 @@ def test_jittered_positions():
         jittered_positions(1, 4, 1.0)
 
 
+def test_answer_gap_offsets():
+    import torch
+
+    from fgx.engines.torch.trainer import answer_gap_offsets
+
+    assert answer_gap_offsets([2, 4], 6, 0).tolist() == [[0] * 6, [0] * 6]
+    off = answer_gap_offsets([2, 4, 1], 6, 5, torch.Generator().manual_seed(1))
+    gaps = off[:, -1].tolist()
+    assert all(0 <= g <= 5 for g in gaps)
+    assert off.tolist() == [[0, 0] + [gaps[0]] * 4, [0] * 4 + [gaps[1]] * 2, [0] + [gaps[2]] * 5]
+    many = answer_gap_offsets([0] * 600, 1, 3, torch.Generator().manual_seed(0))[:, 0]
+    assert set(many.tolist()) == {0, 1, 2, 3}  # uniform over 0..max_gap, gap 0 (inference) included
+    assert torch.equal(off, answer_gap_offsets([2, 4, 1], 6, 5, torch.Generator().manual_seed(1)))
+    with pytest.raises(ValueError, match="answer_gap"):
+        answer_gap_offsets([1], 3, -1)
+
+
 def test_pretraining_with_position_jitter_learns_and_differs(tmp_path):
     eng = get_engine("torch")
     rows = toy_rows(8, solution="ab\n")
@@ -372,12 +389,15 @@ def test_pretraining_with_position_jitter_learns_and_differs(tmp_path):
             "max_steps": 30, "batch_size": 8, "lr": 1e-2, "warmup_steps": 2, "progress": False}
     eng.pretrain(tmp_path / "pre.parquet", tmp_path / "plain", base)
     eng.pretrain(tmp_path / "pre.parquet", tmp_path / "jit", dict(base, position_jitter=0.5))
+    eng.pretrain(tmp_path / "pre.parquet", tmp_path / "gap", dict(base, answer_gap=3))
     assert json.loads((tmp_path / "jit" / "resolved_config.json").read_text())["position_jitter"] == 0.5
-    assert not _same_weights(tmp_path / "plain", tmp_path / "jit")
-    # trained on jittered positions, it still answers with plain ones
-    out = eng.sample(tmp_path / "jit", rows.head(2), None, n=1, temperature=0, max_new_tokens=6,
-                     score_fn=toy_score, progress=False)
-    assert out["responses"].tolist() == [["ab\n"], ["ab\n"]]
+    assert json.loads((tmp_path / "gap" / "resolved_config.json").read_text())["answer_gap"] == 3
+    for moved in ("jit", "gap"):
+        assert not _same_weights(tmp_path / "plain", tmp_path / moved)
+        # trained on moved positions, it still answers with plain ones
+        out = eng.sample(tmp_path / moved, rows.head(2), None, n=1, temperature=0, max_new_tokens=6,
+                         score_fn=toy_score, progress=False)
+        assert out["responses"].tolist() == [["ab\n"], ["ab\n"]], moved
 
 
 def test_get_engine_unknown():

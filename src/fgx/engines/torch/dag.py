@@ -43,8 +43,9 @@ def pretrain_settings(s: Mapping[str, Any]) -> dict:
            "max_steps": train["steps"], "batch_size": train["batch_size"], "lr": train["lr"],
            "warmup_steps": train.get("warmup_steps", 0), "weight_decay": train.get("weight_decay", 0.0),
            "loss_on_prompt": False}
-    if train.get("position_jitter"):
-        out["position_jitter"] = train["position_jitter"]
+    for key in ("position_jitter", "answer_gap"):  # only when set: unset keeps older runs' settings hashes
+        if train.get(key):
+            out[key] = train[key]
     return out
 
 

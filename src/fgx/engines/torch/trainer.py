@@ -70,6 +70,7 @@ class PretrainSettings(SFTSettings):
     weight_decay: float = 0.01
     warmup_steps: int = 100
     position_jitter: float = 0.0  # chance that a position id skips one (see jittered_positions); 0 = plain 0..L-1
+    answer_gap: int = 0  # the answer's positions start 0..answer_gap after the prompt's end (see answer_gap_positions)
 
 
 @dataclass
@@ -217,6 +218,23 @@ def jittered_positions(batch: int, length: int, p: float, generator: torch.Gener
     return pos.to(device) if device is not None else pos
 
 
+def answer_gap_offsets(starts: Sequence[int], length: int, max_gap: int,
+                       generator: torch.Generator | None = None, device=None) -> torch.Tensor:
+    """Offsets (batch, length) to add to position ids: 0 over the prompt, and over the answer (from
+    ``starts[b]`` on) one gap drawn uniformly from 0..``max_gap`` per sequence.
+
+    A Level-1 trace always starts its step a fixed distance after the prompt's call; inside a
+    composition more prompt lies between them. Trained on random gaps, the model cannot read the
+    prompt at a fixed offset from its answer, while offsets inside the prompt and inside the answer
+    (what computing a value needs) stay exact. Inference keeps plain positions (gap 0)."""
+    if max_gap < 0:
+        raise ValueError(f"answer_gap {max_gap} must be >= 0")
+    gaps = torch.randint(0, max_gap + 1, (len(starts),), generator=generator)
+    in_answer = torch.arange(length).unsqueeze(0) >= torch.tensor(list(starts)).unsqueeze(1)
+    off = in_answer.long() * gaps.unsqueeze(1)
+    return off.to(device) if device is not None else off
+
+
 def forward_logprobs(model, ids: torch.Tensor, *, bf16: bool = False, with_entropy: bool = False,
                      position_ids: torch.Tensor | None = None):
     """Right-padded ids (B, L) -> per-label log-probs (B, L-1) [and entropies]. No attention mask
@@ -339,8 +357,9 @@ def _load_weights_into(model, ckpt_dir: Path):
 
 # ============================================================================ supervised loops
 def _tokenize_supervised(tokenizer, prompts: list[str], targets: list[str], max_length: int,
-                         loss_on_prompt: bool) -> list[tuple[list[int], int]]:
-    """(ids, loss_start) per example: ids = prompt + target + eos; loss from loss_start."""
+                         loss_on_prompt: bool) -> list[tuple[list[int], int, int]]:
+    """(ids, loss_start, answer_start) per example: ids = prompt + target + eos; loss from
+    loss_start; the target from answer_start (the prompt's length)."""
     p_ids = encode_prompts(tokenizer, prompts)
     t_ids = encode_texts(tokenizer, targets)
     eos = tokenizer.eos_token_id
@@ -348,7 +367,7 @@ def _tokenize_supervised(tokenizer, prompts: list[str], targets: list[str], max_
     for p, t in zip(p_ids, t_ids):
         ids = (p + t + [eos])[:max_length]
         start = 1 if loss_on_prompt else len(p)
-        out.append((ids, start))
+        out.append((ids, start, len(p)))
     return out
 
 
@@ -385,6 +404,7 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
         print(f"{desc}: resumed from {last} at step {step}/{total}")
     lengths = [len(x[0]) for x in examples]
     jitter = float(getattr(s, "position_jitter", 0.0))
+    gap = int(getattr(s, "answer_gap", 0))
     model.train()
     bar = _Bar(s.progress, total, step, desc)
     t0, ntok = time.time(), 0
@@ -401,9 +421,12 @@ def _supervised_train(model, tokenizer, examples, s: SFTSettings, out_dir: Path,
             ids = _pad_right([examples[i][0] for i in sub], tokenizer.pad_token_id or 0, device)
             mask = _loss_mask([examples[i][1] for i in sub], [lengths[i] for i in sub], ids.shape[1] - 1, device)
             pos = None
-            if jitter > 0:  # seeded per step and micro-batch, so a resumed run draws the same positions
+            if jitter > 0 or gap > 0:  # seeded per step and micro-batch: a resumed run draws the same positions
                 gen = torch.Generator().manual_seed((s.seed * 1_000_003 + step * 1009 + m0) % 2**63)
-                pos = jittered_positions(ids.shape[0], ids.shape[1], jitter, gen, device)
+                pos = (jittered_positions(ids.shape[0], ids.shape[1], jitter, gen, device) if jitter > 0
+                       else torch.arange(ids.shape[1], device=device).expand(ids.shape[0], -1))
+                if gap > 0:
+                    pos = pos + answer_gap_offsets([examples[i][2] for i in sub], ids.shape[1], gap, gen, device)
             lp, _ = forward_logprobs(model, ids, bf16=s.bf16, position_ids=pos)
             loss = -(lp * mask).sum() / max(tokens, 1)
             loss.backward()
