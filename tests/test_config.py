@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fgx.config import ConfigError, validate_config
+from fgx.config import ConfigError, _semantic_checks, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,6 +67,17 @@ def test_cross_key_rules():
     bad["data"]["pretrain_prior_levels"] = [4, 2]
     with pytest.raises(ConfigError, match="pretrain_prior_levels"):
         validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_step_levels"] = [6, 2]
+    with pytest.raises(ConfigError, match="pretrain_step_levels"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_step_problems"] = 100
+    bad["task"].update(style="paper", render="nested", trace="redex")
+    with pytest.raises(ConfigError, match="pretrain_step_problems.*compact style"):
+        validate_config(bad)
+    bad["model"] = {"source": "path", "path": "/models/llama"}  # a pretrained model never reads them
+    assert not [p for p in _semantic_checks(bad) if "pretrain_step_problems" in p]
     bad = copy.deepcopy(cfg)
     bad["task"].update(render="chain", trace="rewrite")
     with pytest.raises(ConfigError, match="task.render.*task.trace: rewrite; set task.trace: redex"):

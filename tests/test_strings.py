@@ -291,6 +291,37 @@ def test_chain_rows_say_so_and_keep_the_ground_truth():
         assert row.prompt[0]["content"] == S.render_chain(e, x) + "\n"
 
 
+def test_first_step_rows_ask_for_the_first_step_as_its_level1_problem():
+    from fgx.tasks.strings.generate import FIRST_STEP_MARK, Problem, generate, make_row
+    e = S.parse_compact('f10(f3("dcba"))')
+    p = Problem(e, "q", S.evaluate(e, "q"), 2)
+    row = make_row(p, stage=1, split="train", style="compact", index=0, trace="steps", render="chain", first_step=True)
+    assert FIRST_STEP_MARK == ">" and row["prompt"][0]["content"] == '>"dcba".f3().f10()\n'
+    level1 = make_row(Problem(S.parse_compact('f3("dcba")'), "q", "abcd", 1), stage=1, split="train", style="compact",
+                      index=0, trace="steps", render="chain")
+    assert row["extra_info"]["solution"] == level1["extra_info"]["solution"] == '"dcba".f3()="abcd"\n{"output": "abcd"}\n'
+    gt = json.loads(row["reward_model"]["ground_truth"])
+    assert gt["ref_output"] == "abcd" and S.render_code(S.parse_code(gt["ref_code"])) == S.render_code(e)
+    assert row["extra_info"]["task"] == "first_step" and row["extra_info"]["depth"] == 2
+    assert S.compute_score(row["data_source"], row["extra_info"]["solution"], row["reward_model"]["ground_truth"])["acc"]
+    # the whole expression's answer is wrong here
+    assert not S.compute_score(row["data_source"], '{"output": "%s"}' % p.output, row["reward_model"]["ground_truth"])["acc"]
+    with pytest.raises(ValueError, match="Level >= 2"):
+        make_row(Problem(S.parse_compact('f3("dcba")'), "q", "abcd", 1), stage=1, split="train", style="compact",
+                 index=0, first_step=True)
+    with pytest.raises(ValueError, match="compact-style"):
+        make_row(p, stage=1, split="train", style="paper", index=0, first_step=True)
+    rows = generate(stage=1, split="train", min_level=2, max_level=5, num=40, seed=1, style="compact", max_value_len=8,
+                    trace="steps", render="chain", first_step=True)
+    for r in rows.itertuples():
+        gt = json.loads(r.reward_model["ground_truth"])
+        e, x = S.parse_code(gt["ref_code"]), gt["ref_input"]["x"]
+        redex, value = S.reductions(e, x)[0]
+        assert r.prompt[0]["content"] == ">" + S.render_chain(e, x) + "\n" and gt["ref_output"] == value
+        assert r.extra_info["solution"].splitlines()[-1] == '{"output": %s}' % json.dumps(value, ensure_ascii=False)
+        assert S.compute_score(r.data_source, r.extra_info["solution"], r.reward_model["ground_truth"])["acc"]
+
+
 def test_quoting_of_special_characters():
     e = Call(5, (X, Str('a"b\\c\n')))
     assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))

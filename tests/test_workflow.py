@@ -97,6 +97,27 @@ def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     assert wf.generate_exclusions(llm, "test") == []
 
 
+def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out(config):
+    """data.pretrain_step_problems adds the pretrain_steps split (levels from pretrain_step_levels,
+    [2, 6] without the key); it changes no other split's arguments but the test/val exclusions."""
+    config["data"].pop("pretrain_step_problems", None)
+    config["data"].pop("pretrain_step_levels", None)
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert "pretrain_steps" not in before and not any("--first-step" in a for a in before.values())
+    config["data"]["pretrain_step_problems"] = 300
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert wf.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in wf.training_splits(config)
+    assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
+    assert after["pretrain_steps"].startswith("--stage 1 ") and after["pretrain_steps"].endswith("--first-step")
+    assert sorted(s for s in before if before[s] != after[s]) == ["test", "val"]
+    steps = "results/data/strings/pretrain_steps.parquet"
+    assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
+    config["data"]["pretrain_step_levels"] = [3, 4]
+    assert " --min-level 3 --max-level 4 " in wf.generate_args(config, "pretrain_steps")
+    llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
+    assert "pretrain_steps" not in wf.string_splits(llm) and wf.generate_exclusions(llm, "test") == []
+
+
 def test_model_lineage(config):
     assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}

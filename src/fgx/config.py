@@ -96,7 +96,12 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
             and task.get("render", "nested") != "chain"):
         problems.append(f"key 'task.trace': {task.get('trace')} traces are written for chain prompts only (the next step is "
                         "read off the prompt); set task.render: chain or task.trace: redex")
-    for key in ("test_levels", "pretrain_prior_levels"):
+    # (only a model pretrained from scratch reads them: config.paper.yaml merged over config.yaml inherits the key)
+    if ((config.get("data", {}) or {}).get("pretrain_step_problems") and task.get("style") != "compact"
+            and (config.get("model", {}) or {}).get("source") == "scratch"):
+        problems.append("key 'data.pretrain_step_problems': first-step problems are written in the compact style "
+                        f"(the tiny model's pretraining), got task.style: {task.get('style')}; set it to 0")
+    for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels"):
         levels = (config.get("data", {}) or {}).get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")

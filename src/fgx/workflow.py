@@ -60,8 +60,13 @@ def pretrain_splits(config: Mapping) -> list[str]:
     (if data.pretrain_prior_problems > 0) nested traces whose inner calls are builtin str methods
     (``data.pretrain_prior_grammar``: builtins only, outer_call = a custom function may wrap them,
     context_call = one custom function anywhere, also inside builtin contexts; helper_call /
-    helper_context = the same two with made-up helper functions g0..g5 among the builtins)."""
-    return ["pretrain"] + (["pretrain_prior"] if config["data"].get("pretrain_prior_problems", 0) else [])
+    helper_context = the same two with made-up helper functions g0..g5 among the builtins), and
+    (if data.pretrain_step_problems > 0) first-step problems: compositions of the 25 functions whose
+    marked prompt asks for the first reduction step only (a call computed inside a longer expression,
+    never a composition evaluated)."""
+    data = config["data"]
+    return (["pretrain"] + (["pretrain_prior"] if data.get("pretrain_prior_problems", 0) else [])
+            + (["pretrain_steps"] if data.get("pretrain_step_problems", 0) else []))
 
 
 def string_split_spec(config: Mapping, split: str) -> dict:
@@ -81,6 +86,10 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         lo_p, hi_p = data.get("pretrain_prior_levels", [2, 3])
         spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
                     grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace)
+    elif split == "pretrain_steps":
+        lo_s, hi_s = data.get("pretrain_step_levels", [2, 6])
+        spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
+                    trace=trace, first_step=True)
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
@@ -101,13 +110,13 @@ def string_split_spec(config: Mapping, split: str) -> dict:
 
 def generate_exclusions(config: Mapping, split: str) -> list[str]:
     """Files whose expressions a split must not contain: the test and validation sets leave out the
-    pretraining prior's nested expressions (a prior over the held-out functions can draw an exact
-    test expression, such as ``func_0((x + x))``, once values are short; the leakage check would
-    then fail). Only this direction: a test-set knob never reruns pretraining."""
-    from_scratch = config["model"]["source"] == "scratch"
-    if split in ("test", "val") and from_scratch and "pretrain_prior" in pretrain_splits(config):
-        return [data_path(config, "pretrain_prior")]
-    return []
+    pretraining prior's nested expressions and the first-step problems' compositions (drawn over all
+    25 functions, they can hit an exact test expression, such as ``func_0((x + x))``, once values are
+    short; the leakage check would then fail). Only this direction: a test-set knob never reruns
+    pretraining."""
+    if split not in ("test", "val") or config["model"]["source"] != "scratch":
+        return []
+    return [data_path(config, s) for s in pretrain_splits(config) if s in ("pretrain_prior", "pretrain_steps")]
 
 
 def generate_args(config: Mapping, split: str) -> str:
@@ -128,6 +137,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--inputs {spec['inputs']}")
     if spec.get("render", "nested") != "nested":
         args.append(f"--render {spec['render']}")
+    if spec.get("first_step"):
+        args.append("--first-step")
     if generate_exclusions(config, split):
         args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)

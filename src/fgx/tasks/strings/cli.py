@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--render", choices=RENDERS, default="nested",
                    help="how compact prompts and traces write an expression: nested (f17(f3(\"dcba\"))) or "
                         "chain (\"dcba\".f3().f17(): evaluation order, every call after its first argument)")
+    g.add_argument("--first-step", action="store_true",
+                   help="compact style, levels >= 2: each prompt (marked with a leading '>') asks for its "
+                        "expression's first reduction step only, answered as that step's Level-1 problem "
+                        "(the tiny model's pretraining: a call computed wherever it sits, no composition shown)")
     return p
 
 
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
                       partition=args.partition, trace=args.trace, inputs=args.inputs,
-                      render=args.render)
+                      render=args.render, first_step=args.first_step)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

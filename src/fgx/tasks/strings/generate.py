@@ -22,7 +22,7 @@ from typing import Iterable
 from . import display
 from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
-                   functions_used, main_solution_code, render_code, render_compact, render_expr,
+                   functions_used, main_solution_code, reductions, render_code, render_compact, render_expr,
                    solution_text, RENDERS, TRACES)
 
 LOWER = string.ascii_lowercase
@@ -387,6 +387,13 @@ def compact_prompt(e: Expr, x: str, render: str = "nested") -> str:
     return render_expr(e, x, render) + "\n"
 
 
+# A compact prompt that starts with this mark asks for the expression's first reduction step only,
+# answered as that step's own Level-1 problem would be (``>"dcba".f3().f17()`` -> ``"dcba".f3()="abcd"``
+# / ``{"output": "abcd"}``). Not part of the paper's task: the tiny model's pretraining stand-in for an
+# LLM computing a call wherever it sits in longer code, without ever showing a composition evaluated.
+FIRST_STEP_MARK = ">"
+
+
 def ground_truth(x: str, output: str, code: str) -> str:
     return json.dumps({"ref_input": {"x": x}, "ref_output": output, "ref_code": code,
                        "funcname": "main_solution"})
@@ -414,16 +421,25 @@ def parse_ground_truth(ground_truth) -> dict:
 
 
 def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite",
-             render: str = "nested") -> dict:
+             render: str = "nested", first_step: bool = False) -> dict:
     """One verl-schema row. ``render`` (compact style only): ``nested`` or ``chain`` prompts and
-    traces (see ``expr.render_expr``); a chain row says so in ``extra_info.render``."""
+    traces (see ``expr.render_expr``); a chain row says so in ``extra_info.render``.
+
+    ``first_step`` (compact style, Level >= 2): the prompt is the expression after
+    :data:`FIRST_STEP_MARK`, and the row asks for its first reduction step only: the solution is
+    that step's Level-1 trace and ``ref_output`` its value (``ref_code`` stays the whole expression,
+    which the leakage check and ``--exclude`` compare); ``extra_info.task`` says ``first_step``."""
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     if render not in RENDERS:
         raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
     if style == "paper" and render != "nested":
         raise ValueError("render 'chain' is a compact-style rendering; the paper style prints upstream's code")
+    if first_step and (style != "compact" or p.level < 2):
+        raise ValueError(f"first-step problems are compact-style compositions (Level >= 2); got style {style!r}, "
+                         f"Level {p.level}")
     code = program_code(p.expr, stage)
+    output = p.output
     if style == "paper":
         content, solution = paper_prompt(code, p.x), None
     else:
@@ -431,12 +447,18 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
             trace = "redex"  # the rewrite trace has no chain form (and only pretraining reads traces)
         content = compact_prompt(p.expr, p.x, render)
         solution = solution_text(p.expr, p.x, trace=trace, render=render)
+        if first_step:
+            redex, output = reductions(p.expr, p.x)[0]
+            content = FIRST_STEP_MARK + content
+            solution = solution_text(redex, p.x, trace=trace, render=render)
     extra = {"render": render} if render != "nested" else {}
+    if first_step:
+        extra["task"] = "first_step"
     return {
         "data_source": data_source(p.level),
         "prompt": [{"role": "user", "content": content}],
         "ability": "reasoning",
-        "reward_model": {"style": "rule", "ground_truth": ground_truth(p.x, p.output, code)},
+        "reward_model": {"style": "rule", "ground_truth": ground_truth(p.x, output, code)},
         "extra_info": {"depth": p.level, "index": index, "split": split, "solution": solution,
                        "stage": stage, "style": style, **extra},
     }
@@ -445,11 +467,13 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
-             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested"):
+             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested",
+             first_step: bool = False):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
     compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
     ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
-    and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``)."""
+    and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``);
+    ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -460,6 +484,6 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
                                  inputs=inputs)
-    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render)
-            for i, p in enumerate(problems)]
+    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
+                     first_step=first_step) for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
