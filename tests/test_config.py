@@ -39,6 +39,18 @@ def test_previous_default_overlay_is_valid_on_the_default_and_changes_only_its_k
     assert merged["countdown"]["rl_steps"] == 40  # the Countdown lineage's RL as before
 
 
+def test_first_step_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+    from snakemake.utils import update_config
+
+    base, overlay = load("config.yaml"), load("config.first-step.yaml")
+    merged = copy.deepcopy(base)
+    update_config(merged, overlay)
+    validate_config(merged, source="config.yaml + config.first-step.yaml")
+    base_leaves = dict(_leaves(base))
+    changed = {k for k, v in _leaves(merged) if base_leaves.get(k) != v}
+    assert changed == {k for k, _ in _leaves(overlay)} == {"data.pretrain_step_problems"}
+
+
 def test_errors_name_key_and_allowed_values():
     cfg = load("config.yaml")
     cfg["engine"] = "jax"

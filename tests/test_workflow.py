@@ -158,6 +158,13 @@ def test_dry_run_with_the_previous_default_overlay():
     assert jobs == dry_run_jobs()
 
 
+def test_dry_run_with_the_first_step_overlay():
+    """`--configfile config.first-step.yaml` adds one problem set (pretrain_steps) to the DAG."""
+    jobs = dry_run_jobs("--configfile", "config.first-step.yaml")
+    default = dry_run_jobs()
+    assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
+
+
 def test_figure_lists_agree():
     from fgx.figures import FIGURES
 
