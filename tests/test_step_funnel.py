@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from fgx.analysis.step_funnel import (funnel_table, length_table, main, reference_steps, response_outcomes,
-                                      trace_outcome, written_steps)
+from fgx.analysis.step_funnel import (call_signature, funnel_table, length_table, main, reference_steps,
+                                      repeats_previous_call, response_outcomes, trace_outcome, written_steps)
 from fgx.tasks.strings import Call, X, evaluate
 from fgx.tasks.strings.generate import Problem, make_row
 
@@ -46,6 +46,24 @@ def test_departures_are_found_at_their_step():
     assert trace_outcome(ref, [s1, s2, s3, s3]) == ("extra_steps", 3)
     # lines after the answer are not steps
     assert written_steps('"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}\n"fkvgj".f10()="fKvGj"') == [s1]
+
+
+def test_a_wrong_call_that_repeats_the_previous_step_is_told_apart():
+    assert call_signature('f8("abc",2)') == (8, "2") and call_signature('upper("abc")') == ("upper",)
+    assert call_signature('("a"+"b")') is None and call_signature("?(") is None
+    ref = reference_steps(_row(LEVEL3, 3))
+    s1 = ref[0][1]
+    repeat = written_steps(f'{s1}\n"fkvgj".f2()="fkvgj"')  # f2 again on the carried value
+    other = written_steps(f'{s1}\n"fkvgj".f12()="fkvgj"')
+    assert trace_outcome(ref, repeat) == trace_outcome(ref, other) == ("wrong_call", 2)
+    assert repeats_previous_call(ref, repeat, 2) and not repeats_previous_call(ref, other, 2)
+    assert not repeats_previous_call(ref, repeat, 1) and not repeats_previous_call(ref, repeat, 3)
+    row = _row(LEVEL3, 3)
+    row["responses"] = [f'{s1}\n"fkvgj".f2()="fkvgj"', f'{s1}\n"fkvgj".f12()="x"', row["extra_info"]["solution"]]
+    out = response_outcomes(pd.DataFrame([row]))
+    assert out["repeated"].tolist() == [True, False, False]
+    funnel = funnel_table(out).set_index(["level", "step"])
+    assert funnel.loc[(3, 2), "wrong_call"] == 2 / 3 and funnel.loc[(3, 2), "repeated_call"] == 1 / 3
 
 
 def test_tables_count_per_level_and_step(tmp_path):

@@ -9,7 +9,9 @@ which it departs, and how:
   A model whose pretraining traces were never longer than three steps stops there on deeper
   problems whatever it learnt about composing;
 - ``wrong_call``: the line is not this step's call on the carried value (another call, a miscopied
-  name or argument, an invented helper);
+  name or argument, an invented helper). The funnel also counts the wrong calls that repeat the
+  previous step's call on the carried value (``repeated_call``): the Level-1 habit of copying the line
+  above, where the next call has to be read off the prompt;
 - ``wrong_value``: the right call with a wrong value (the atomic skill failing in context);
 - ``extra_steps``: every step right, then more step lines than the expression has;
 - ``complete``: every step right and nothing more (the answer line itself is not checked here;
@@ -37,8 +39,8 @@ import pandas as pd
 
 from fgx.analysis.evals import print_table, read_eval
 from fgx.analysis.first_lines import _step_lines
-from fgx.tasks.strings.expr import (arg_first_to_compact, chain_to_compact, parse_code, quote, reductions,
-                                    render_compact, top_level_eq)
+from fgx.tasks.strings.expr import (Call, Method, arg_first_to_compact, chain_to_compact, parse_code, parse_compact,
+                                    quote, reductions, render_compact, top_level_eq)
 from fgx.tasks.strings.generate import parse_ground_truth
 
 OUTCOMES = ("stopped", "wrong_call", "wrong_value", "extra_steps", "complete")
@@ -80,8 +82,32 @@ def trace_outcome(reference: Sequence[tuple[str, str]], written: Sequence[str]) 
     return ("extra_steps" if len(written) > len(reference) else "complete"), len(reference)
 
 
+def call_signature(call: str) -> tuple | None:
+    """What a step's call applies, whatever its first argument: ``f8("abc",2)`` -> ``(8, "2")``,
+    ``upper("abc")`` -> ``("upper",)``; None for anything else (a concatenation, an unparsable line)."""
+    try:
+        e = parse_compact(call)
+    except ValueError:
+        return None
+    if isinstance(e, Call):
+        return (e.fn, *(render_compact(a, "") for a in e.args[1:]))
+    if isinstance(e, Method):
+        return (e.name,)
+    return None
+
+
+def repeats_previous_call(reference: Sequence[tuple[str, str]], written: Sequence[str], step: int) -> bool:
+    """Whether the written line at ``step`` (1-based, > 1) applies the previous true step's call again."""
+    if step < 2 or step > len(written) or step > len(reference):
+        return False
+    got = written[step - 1]
+    sig = call_signature(got[:top_level_eq(got)])
+    return sig is not None and sig == call_signature(reference[step - 2][0])
+
+
 def response_outcomes(samples: pd.DataFrame, levels: Sequence[int] | None = None) -> pd.DataFrame:
-    """One row per response: level, steps needed, step lines written, outcome and its step."""
+    """One row per response: level, steps needed, step lines written, outcome and its step, and
+    whether a wrong call repeats the previous step's (``repeated``)."""
     rows = []
     for i, (_, r) in enumerate(samples.iterrows()):
         style = (r.get("extra_info") or {}).get("style", "paper")
@@ -94,16 +120,18 @@ def response_outcomes(samples: pd.DataFrame, levels: Sequence[int] | None = None
         for resp in r["responses"]:
             written = written_steps(resp)
             outcome, step = trace_outcome(reference, written)
-            rows.append((level, len(reference), len(written), outcome, step))
+            repeated = outcome == "wrong_call" and repeats_previous_call(reference, written, step)
+            rows.append((level, len(reference), len(written), outcome, step, repeated))
     if not rows:
         raise ValueError(f"no responses at levels {list(levels) if levels is not None else 'any'}; "
                          f"the file holds levels {sorted(set(map(int, samples['level'])))}")
-    return pd.DataFrame(rows, columns=["level", "steps_needed", "steps_written", "outcome", "step"])
+    return pd.DataFrame(rows, columns=["level", "steps_needed", "steps_written", "outcome", "step", "repeated"])
 
 
 def funnel_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Per level and step: responses that reach it, and the shares of those that stop before it,
-    call it wrong, compute it wrong, or get it right (``right``: the rest)."""
+    call it wrong (``repeated_call``: of those, the ones repeating the previous step's call), compute
+    it wrong, or get it right (``right``: the rest)."""
     rows = []
     for level, df in outcomes.groupby("level"):
         for step in range(1, int(df["steps_needed"].max()) + 1):
@@ -117,7 +145,7 @@ def funnel_table(outcomes: pd.DataFrame) -> pd.DataFrame:
             rows.append(dict(level=int(level), step=step, reached=n,
                              reached_share=n / len(df[df["steps_needed"] >= step]),
                              stopped=counts["stopped"] / n, wrong_call=counts["wrong_call"] / n,
-                             wrong_value=counts["wrong_value"] / n,
+                             repeated_call=int(here["repeated"].sum()) / n, wrong_value=counts["wrong_value"] / n,
                              right=1 - (counts["stopped"] + counts["wrong_call"] + counts["wrong_value"]) / n))
     return pd.DataFrame(rows)
 
