@@ -634,6 +634,27 @@ def test_context_call_prior_has_one_custom_call_and_never_one_inside_another(gra
     assert (helpers > len(probs) // 2) == (grammar == "helper_context")
 
 
+def test_carried_pretraining_inputs_are_values_the_functions_produce():
+    """``inputs="carried"``: every other Level-1 problem reads a string that one or two of the 25
+    functions made (what a composition's second step reads), within the value cap; seeded; the
+    problems stay Level 1 and their outputs are the function applied to that input."""
+    from fgx.tasks.strings.generate import carried_input, generate_problems, _SAMPLERS
+    import random
+
+    kw = dict(stage=1, split="train", min_level=1, max_level=1, num=300, seed=5, max_value_len=8)
+    carried = generate_problems(**kw, inputs="carried")
+    assert [p.code for p in generate_problems(**kw, inputs="carried")] == [p.code for p in carried]
+    assert all(p.level == 1 and S.evaluate(p.expr, p.x) == p.output for p in carried)
+    assert all(p.x.islower() and p.x.isalpha() and 3 <= len(p.x) <= 10 for p in carried[0::2])
+    odd = [p.x for p in carried[1::2]]
+    assert all(2 <= len(x) <= 8 for x in odd)
+    # values no lowercase draw makes: doubled letters from repeat/interleave, digits, upper case
+    assert sum(not (x.isalpha() and x.islower()) for x in odd) > 0.2 * len(odd)
+    rng, sampler = random.Random(0), _SAMPLERS["upstream"](range(25))
+    values = [carried_input(rng, 8, sampler) for _ in range(200)]
+    assert all(2 <= len(v) <= 8 for v in values) and len(set(values)) > 150
+
+
 def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():
     """``inputs="mixed"``: every other problem takes upper-case / mixed-case / alphanumeric input of up
     to the value cap (values inside compositions look like that); the default stays upstream's."""
@@ -651,5 +672,5 @@ def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():
     assert max(len(x) for x in odd) > 10 and all(3 <= len(x) <= 16 for x in odd)
     for p in mixed:  # the reference output is the function applied to that input
         assert S.evaluate(p.expr, p.x) == p.output
-    with pytest.raises(ValueError, match="unknown inputs 'upper'.*lowercase, mixed"):
+    with pytest.raises(ValueError, match="unknown inputs 'upper'.*lowercase, mixed, carried"):
         generate_problems(**{**kw, "num": 2}, inputs="upper")

@@ -224,7 +224,7 @@ GRAMMARS = ("upstream", "builtins", "outer_call", "helper_call", "context_call",
 _SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "helper_call": HelperCallSampler,
              "context_call": ContextCallSampler, "helper_context": HelperContextSampler}
 PARTITIONS = ("none", "train", "test", "val")
-INPUTS = ("lowercase", "mixed")
+INPUTS = ("lowercase", "mixed", "carried")
 
 
 def _bucket(key: str) -> int:
@@ -262,6 +262,20 @@ def mixed_input(rng: random.Random, max_len: int) -> str:
     return "".join(rng.choices(rng.choice(_MIXED_ALPHABETS), k=rng.randint(3, max(3, max_len))))
 
 
+def carried_input(rng: random.Random, max_len: int, sampler) -> str:
+    """A value as a composition carries it: a lowercase or :func:`mixed_input` string passed through
+    one or two random calls of ``sampler`` (the 25 functions), 2..max_len characters. Only the
+    string is kept; the problem it feeds stays a Level-1 problem."""
+    while True:
+        base = random_input(rng) if rng.random() < 0.5 else mixed_input(rng, max_len)
+        try:
+            value = evaluate(sampler.expr(rng, rng.randint(1, 2)), base, max_len)
+        except (_Retry, ValueTooLong):
+            continue
+        if 2 <= len(value) <= max_len:
+            return value
+
+
 @dataclass(frozen=True)
 class Problem:
     expr: Expr
@@ -286,8 +300,10 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       inputs: str = "lowercase") -> list[Problem]:
     """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
-    ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters) or ``mixed`` (every other problem
-    takes a :func:`mixed_input` of up to the value cap instead; the tiny model's pretraining only).
+    ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters), ``mixed`` (every other problem
+    takes a :func:`mixed_input` of up to the value cap instead) or ``carried`` (every other problem
+    takes a :func:`carried_input`: a value one or two of the 25 functions produce, the strings a
+    composition's later steps read); the last two for the tiny model's pretraining only.
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer. Raises ValueError when a level cannot be filled within
@@ -310,6 +326,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     else:
         sampler = _SAMPLERS[grammar](function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
+    # carried inputs come from all 25 functions (a Level-1 problem's input, whatever its split)
+    carrier = _SAMPLERS["upstream"](range(F.NUM_FUNCS)) if inputs == "carried" else None
     # Upstream tries up to 100 inputs per program (all succeed at once without a cap); with a
     # small cap a too-long program fails on every input, so give up on it sooner.
     input_attempts = 100 if max_value_len is None else 5
@@ -335,9 +353,14 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
             except _Retry:
                 continue
             x = output = None
-            mixed = inputs == "mixed" and made % 2 == 1
+            other = inputs != "lowercase" and made % 2 == 1
             for _ in range(input_attempts):
-                cand = mixed_input(rng, cap) if mixed else random_input(rng)
+                if not other:
+                    cand = random_input(rng)
+                elif carrier is not None:
+                    cand = carried_input(rng, cap, carrier)
+                else:
+                    cand = mixed_input(rng, cap)
                 try:
                     output = evaluate(e, cand, cap)
                 except ValueTooLong:
