@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgx.analysis.context_penalty import (alone_accuracy, first_step_rows, in_context_counts, main, measure,
-                                          penalty_table)
+from fgx.analysis.context_penalty import (alone_accuracy, every_step_rows, every_step_table, first_step_rows,
+                                          in_context_counts, main, measure, penalty_table)
 from fgx.tasks.strings import Call, X, evaluate
 from fgx.tasks.strings.generate import Problem, make_row
 
@@ -87,3 +87,30 @@ def test_measure_and_cli_sample_a_model_directory(tmp_path):
         .to_parquet(tmp_path / "paper.parquet")
     with pytest.raises(SystemExit, match="paper.parquet: row 0: style 'paper'"):
         main(["--model", str(tmp_path / "m"), "--eval", str(tmp_path / "paper.parquet")])
+
+
+def test_every_step_rows_mark_the_steps_that_read_a_carried_value():
+    meta, steps = every_step_rows(_eval_rows())
+    # Level 2: f2 on the literal, then f10 on f2's value; Level 3 one step more
+    assert meta[["level", "step", "carried"]].values.tolist() == [
+        [2, 1, False], [2, 2, True], [2, 1, False], [2, 2, True], [3, 1, False], [3, 2, True], [3, 3, True]]
+    assert [p[0]["content"] for p in steps["prompt"]][:2] == ['"ufkvgj".f2()\n', '"fkvgj".f10()\n']
+    t = every_step_table(meta, np.array([1.0, 0.5, 1.0, 0.0, 1.0, 0.5, 0.0]))
+    rows = {(lvl, step): (n, acc) for lvl, step, n, acc in t.values.tolist()}
+    assert rows[(2, "1")] == (2, 1.0) and rows[(2, "2")] == (2, 0.25) and rows[(3, "3")] == (1, 0.0)
+    assert rows[(2, "literal")] == (2, 1.0) and rows[(2, "carried")] == (2, 0.25)
+    assert rows[(3, "carried")] == (2, 0.25)
+
+
+def test_every_step_cli(tmp_path):
+    from fgx.engines.torch.model import build_model, save_checkpoint
+    from fgx.engines.torch.tokenizer import build_char_tokenizer
+
+    tok = build_char_tokenizer()
+    save_checkpoint(build_model(dict(hidden_size=32, num_layers=2, num_heads=4, num_kv_heads=2,
+                                     intermediate_size=64, max_positions=128), tok, seed=0), tok, tmp_path / "m")
+    _eval_rows().to_parquet(tmp_path / "eval.parquet")
+    assert main(["--model", str(tmp_path / "m"), "--eval", str(tmp_path / "eval.parquet"), "--every-step",
+                 "--n", "1", "--max-new-tokens", "4", "--out", str(tmp_path / "t.csv")]) == 0
+    t = pd.read_csv(tmp_path / "t.csv")
+    assert t["steps"].sum() == 2 * 7 and t["alone"].between(0, 1).all()

@@ -17,11 +17,16 @@ trace is computed in a context. Run it on models before and after RL, and on tra
 problems (an evaluation of ``results/data/strings/level2.parquet``) against held-out ones, to see
 whether RL removes the penalty and for which functions.
 
+``--every-step`` asks a narrower question with no context at all: every reduction step of each
+problem, sampled alone as a Level-1 prompt, by its place in the trace. Step 1 reads the prompt's own
+literal; later steps read a *carried* value (what earlier calls made), so the table says how much of
+the atomic skill survives on the strings a composition produces, before any context costs.
+
 Compact style only, like ``first_lines``. CLI (any model directory the torch engine loads, the
 evaluation parquet of that model)::
 
     python -m fgx.analysis.context_penalty --model results/models/rl_level2 \\
-        --eval results/eval/rl_level2/test.parquet [--levels 2 3] [--n 16] [--out CSV]
+        --eval results/eval/rl_level2/test.parquet [--levels 2 3] [--n 16] [--out CSV] [--every-step]
 """
 
 from __future__ import annotations
@@ -74,6 +79,64 @@ def first_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None
     problems["root"] = [p[2] for p in parts]
     problems["step_line"] = [p[3] for p in parts]
     return problems, pd.DataFrame(steps)
+
+
+def every_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each reduction step of every Level >= 2 problem (in ``levels``) as a Level-1 row (verl schema),
+    and beside it ``level``, ``step`` (1-based place in the trace) and ``carried`` (the step reads a
+    value an earlier step made, not the prompt's literal)."""
+    problems, _ = first_step_rows(eval_rows, levels)
+    rows, meta = [], []
+    for _, r in problems.iterrows():
+        extra = r.get("extra_info") or {}
+        gt = parse_ground_truth(r["reward_model"]["ground_truth"])
+        e, x = parse_code(gt["ref_code"]), gt["x"]
+        made: set[str] = set()
+        for k, (redex, value) in enumerate(reductions(e, x), start=1):
+            rows.append(make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",
+                                 style="compact", index=len(rows), render=extra.get("render") or "nested"))
+            reads = _literals(redex)
+            meta.append(dict(level=int(r["level"]), step=k, carried=bool(reads & made)))
+            made.add(value)
+    return pd.DataFrame(meta), pd.DataFrame(rows)
+
+
+def _literals(e) -> set[str]:
+    """The string literals of a reduced node's arguments."""
+    from fgx.tasks.strings.expr import Str
+
+    found, stack = set(), [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Str):
+            found.add(node.value)
+        stack.extend(getattr(node, "args", ()) or ())
+        for name in ("arg", "left", "right"):
+            if hasattr(node, name):
+                stack.append(getattr(node, name))
+    return found
+
+
+def every_step_table(meta: pd.DataFrame, alone: np.ndarray) -> pd.DataFrame:
+    """Accuracy alone per level and step, and per level over first-step-like (literal) and carried
+    inputs."""
+    df = meta.assign(alone=alone)
+    by_step = df.groupby(["level", "step"]).alone.agg(steps="size", alone="mean").reset_index()
+    by_input = df.groupby(["level", "carried"]).alone.agg(steps="size", alone="mean").reset_index()
+    by_input["step"] = by_input.pop("carried").map({False: "literal", True: "carried"})
+    return pd.concat([by_step.astype({"step": str}), by_input], ignore_index=True)[["level", "step", "steps", "alone"]]
+
+
+def measure_every_step(model_dir, eval_rows: pd.DataFrame, *, levels: Sequence[int] | None = None, n: int = 16,
+                       temperature: float = 1.0, max_new_tokens: int = 96, seed: int = 0,
+                       device: str = "cpu") -> pd.DataFrame:
+    """Sample ``model_dir`` ``n`` times on each reduction step alone; :func:`every_step_table`."""
+    from fgx.engines.torch import get_engine
+
+    meta, steps = every_step_rows(eval_rows, levels)
+    sampled = get_engine().sample(model_dir, steps, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
+                                  seed=seed, device=device)
+    return every_step_table(meta, alone_accuracy(sampled))
 
 
 def in_context_counts(problems: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -139,10 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", required=True, help="model directory (Hugging Face format) that wrote --eval")
     p.add_argument("--eval", required=True, help="evaluation parquet of the string task (compact style)")
     p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: every level >= 2)")
+    p.add_argument("--every-step", action="store_true",
+                   help="instead: every reduction step alone, by its place in the trace (literal vs carried input)")
     add_sampling_args(p)
     a = p.parse_args(argv)
     try:
-        table = measure(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
+        table = (measure_every_step if a.every_step else measure)(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
                         max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
     except ValueError as err:
         raise SystemExit(f"{a.eval}: {err}") from err
