@@ -41,7 +41,7 @@ import pandas as pd
 from fgx.analysis.evals import add_sampling_args, print_table, read_eval
 from fgx.analysis.first_lines import first_line_category, first_step_right, row_parts
 from fgx.metrics import paired_bootstrap_diff_ci
-from fgx.tasks.strings.expr import parse_code, reductions
+from fgx.tasks.strings.expr import Str, children, parse_code, reductions
 from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
 
 
@@ -101,20 +101,9 @@ def every_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None
     return pd.DataFrame(meta), pd.DataFrame(rows)
 
 
-def _literals(e) -> set[str]:
-    """The string literals of a reduced node's arguments."""
-    from fgx.tasks.strings.expr import Str
-
-    found, stack = set(), [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Str):
-            found.add(node.value)
-        stack.extend(getattr(node, "args", ()) or ())
-        for name in ("arg", "left", "right"):
-            if hasattr(node, name):
-                stack.append(getattr(node, name))
-    return found
+def _literals(redex) -> set[str]:
+    """The string literals a reduced node reads (its arguments are literals or ``x`` by then)."""
+    return {c.value for c in children(redex) if type(c) is Str}
 
 
 def every_step_table(meta: pd.DataFrame, alone: np.ndarray) -> pd.DataFrame:
@@ -207,8 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_sampling_args(p)
     a = p.parse_args(argv)
     try:
-        table = (measure_every_step if a.every_step else measure)(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
-                        max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
+        run = measure_every_step if a.every_step else measure
+        table = run(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
+                    max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
     except ValueError as err:
         raise SystemExit(f"{a.eval}: {err}") from err
     print_table(table, a.out)
