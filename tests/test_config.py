@@ -25,30 +25,30 @@ def _leaves(d: dict, prefix=""):
         yield from _leaves(v, f"{prefix}{k}.") if isinstance(v, dict) else [(f"{prefix}{k}", v)]
 
 
-def test_previous_default_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+def _merge_overlay(name: str) -> tuple[dict, set[str], set[str]]:
+    """config.yaml with the overlay ``name`` merged as `--configfile` does (validated), the keys the
+    merge changed and the overlay's own keys."""
     from snakemake.utils import update_config  # what `--configfile OVERLAY` does to config.yaml
 
-    base, overlay = load("config.yaml"), load("config.chars.yaml")
+    base, overlay = load("config.yaml"), load(name)
     merged = copy.deepcopy(base)
     update_config(merged, overlay)
-    validate_config(merged, source="config.yaml + config.chars.yaml")
+    validate_config(merged, source=f"config.yaml + {name}")
     base_leaves = dict(_leaves(base))
     changed = {k for k, v in _leaves(merged) if base_leaves.get(k) != v}
-    assert changed == {k for k, _ in _leaves(overlay)}  # every overlay key is a change, nothing else moves
+    return merged, changed, {k for k, _ in _leaves(overlay)}
+
+
+def test_previous_default_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+    merged, changed, overlay_keys = _merge_overlay("config.chars.yaml")
+    assert changed == overlay_keys  # every overlay key is a change, nothing else moves
     assert merged["rl"]["steps"] == 40 and merged["base"]["tokenizer"] == "chars"
     assert merged["countdown"]["rl_steps"] == 40  # the Countdown lineage's RL as before
 
 
 def test_first_step_overlay_is_valid_on_the_default_and_changes_only_its_keys():
-    from snakemake.utils import update_config
-
-    base, overlay = load("config.yaml"), load("config.first-step.yaml")
-    merged = copy.deepcopy(base)
-    update_config(merged, overlay)
-    validate_config(merged, source="config.yaml + config.first-step.yaml")
-    base_leaves = dict(_leaves(base))
-    changed = {k for k, v in _leaves(merged) if base_leaves.get(k) != v}
-    assert changed == {k for k, _ in _leaves(overlay)} == {"data.pretrain_step_problems"}
+    _, changed, overlay_keys = _merge_overlay("config.first-step.yaml")
+    assert changed == overlay_keys == {"data.pretrain_step_problems"}
 
 
 def test_errors_name_key_and_allowed_values():
