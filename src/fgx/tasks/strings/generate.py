@@ -21,9 +21,9 @@ from typing import Iterable
 
 from . import display
 from . import functions as F
-from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, ValueTooLong, evaluate,
+from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
                    functions_used, main_solution_code, reductions, render_code, render_compact, render_expr,
-                   solution_text, RENDERS, TRACES)
+                   solution_text, with_child, RENDERS, TRACES)
 
 LOWER = string.ascii_lowercase
 STYLES = ("paper", "compact")
@@ -262,6 +262,17 @@ def mixed_input(rng: random.Random, max_len: int) -> str:
     return "".join(rng.choices(rng.choice(_MIXED_ALPHABETS), k=rng.randint(3, max(3, max_len))))
 
 
+def with_first_leaf(e: Expr, value: str) -> Expr:
+    """``e`` with its leftmost string leaf (``x`` or a literal: the string its first reduction step
+    reads, the head of a chain) replaced by the literal ``value``; int parameters are not leaves here."""
+    if type(e) in (Var, Str):
+        return Str(value)
+    for i, c in enumerate(children(e)):
+        if type(c) is not Int:
+            return with_child(e, i, with_first_leaf(c, value))
+    raise ValueError(f"{render_code(e)} has no string leaf")
+
+
 def carried_input(rng: random.Random, max_len: int, sampler) -> str:
     """A value as a composition carries it: a lowercase or :func:`mixed_input` string passed through
     one or two random calls of ``sampler`` (the 25 functions), 2..max_len characters. Only the
@@ -269,7 +280,9 @@ def carried_input(rng: random.Random, max_len: int, sampler) -> str:
     while True:
         base = random_input(rng) if rng.random() < 0.5 else mixed_input(rng, max_len)
         try:
-            value = evaluate(sampler.expr(rng, rng.randint(1, 2)), base, max_len)
+            # the drawn calls read ``base`` (not one of the grammar's own literals), so the value is
+            # base's image and as varied as the bases are
+            value = evaluate(with_first_leaf(sampler.expr(rng, rng.randint(1, 2)), base), base, max_len)
         except (_Retry, ValueTooLong):
             continue
         if 2 <= len(value) <= max_len:
@@ -303,7 +316,11 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters), ``mixed`` (every other problem
     takes a :func:`mixed_input` of up to the value cap instead) or ``carried`` (every other problem
     takes a :func:`carried_input`: a value one or two of the 25 functions produce, the strings a
-    composition's later steps read); the last two for the tiny model's pretraining only.
+    composition's later steps read); the last two for the tiny model's pretraining only. With
+    ``mixed`` and ``carried`` every problem's first string leaf is the drawn input (the even ones
+    upstream's 3..10 lowercase letters): upstream's grammar gives a leaf ``x`` or a literal of 3..6
+    letters at equal odds, and with unique expression texts a Level-1 set holds each ``f(x)`` once,
+    so without this nearly every Level-1 problem would read a 3..6-letter lowercase literal.
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer. Raises ValueError when a level cannot be filled within
@@ -362,13 +379,15 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                 else:
                     cand = mixed_input(rng, cap)
                 try:
-                    output = evaluate(e, cand, cap)
+                    output = evaluate(with_first_leaf(e, cand) if inputs != "lowercase" else e, cand, cap)
                 except ValueTooLong:
                     continue
                 x = cand
                 break
             if x is None:
                 continue
+            if inputs != "lowercase":
+                e = with_first_leaf(e, x)
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
                 continue
