@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 import string
 
 import pandas as pd
@@ -650,9 +651,28 @@ def test_carried_pretraining_inputs_are_values_the_functions_produce():
     assert all(2 <= len(x) <= 8 for x in odd)
     # values no lowercase draw makes: doubled letters from repeat/interleave, digits, upper case
     assert sum(not (x.isalpha() and x.islower()) for x in odd) > 0.2 * len(odd)
+    _assert_prompts_read_the_inputs(carried)
     rng, sampler = random.Random(0), _SAMPLERS["upstream"](range(25))
     values = [carried_input(rng, 8, sampler) for _ in range(200)]
     assert all(2 <= len(v) <= 8 for v in values) and len(set(values)) > 150
+
+
+def _assert_prompts_read_the_inputs(problems):
+    """The drawn input is what the prompt shows: the chain's head (the first step's string) is ``p.x``
+    for every problem, and the heads span the input lengths, not the grammar's 3..6-letter literals."""
+    heads = [re.match(r'\(?"([^"]*)"', S.render_expr(p.expr, p.x, "chain")).group(1) for p in problems]
+    assert heads == [p.x for p in problems]
+    assert sum(len(h) > 6 for h in heads) > 0.1 * len(heads)
+    assert sum(not (h.isalpha() and h.islower()) for h in heads[1::2]) > 0.2 * len(heads[1::2])
+
+
+def test_with_first_leaf_replaces_the_string_the_first_step_reads():
+    from fgx.tasks.strings.generate import with_first_leaf
+
+    e = S.parse_code("def main_solution(x):\n    return func_17(func_8(x, 2))")
+    assert S.render_expr(with_first_leaf(e, "AbC"), "zz", "chain") == '"AbC".f8(2).f17()'
+    concat = Concat(Str("ab"), X)  # the left operand is the first leaf; x stays x
+    assert S.render_code(with_first_leaf(concat, "Q1")) == "('Q1' + x)"
 
 
 def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():
@@ -672,5 +692,6 @@ def test_mixed_pretraining_inputs_cover_the_values_inside_compositions():
     assert max(len(x) for x in odd) > 10 and all(3 <= len(x) <= 16 for x in odd)
     for p in mixed:  # the reference output is the function applied to that input
         assert S.evaluate(p.expr, p.x) == p.output
+    _assert_prompts_read_the_inputs(mixed)
     with pytest.raises(ValueError, match="unknown inputs 'upper'.*lowercase, mixed, carried"):
         generate_problems(**{**kw, "num": 2}, inputs="upper")
