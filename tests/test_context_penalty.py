@@ -102,6 +102,24 @@ def test_every_step_rows_mark_the_steps_that_read_a_carried_value():
     assert rows[(3, "carried")] == (2, 0.25)
 
 
+def test_every_step_table_by_function_and_by_input():
+    meta, _ = every_step_rows(_eval_rows())
+    assert list(meta["function"]) == ["f2", "f10"] * 2 + ["f2", "f10", "f16"]
+    assert list(meta["reads"][:4]) == ["ufkvgj", "fkvgj", "abe", "b"]
+    assert meta["reads"].iloc[6] == "fKvGj"  # f16 reads f10's mixed-case value
+    alone = np.array([1.0, 0.5, 1.0, 0.0, 1.0, 0.5, 0.0])
+    by_fn = {(lvl, fn, inp): (n, acc) for lvl, fn, inp, n, acc in every_step_table(meta, alone, "function").values.tolist()}
+    assert by_fn[(2, "f2", "literal")] == (2, 1.0) and by_fn[(2, "f10", "carried")] == (2, 0.25)
+    assert by_fn[(3, "f16", "carried")] == (1, 0.0)
+    by_in = {tuple(r[:4]): (r[4], r[5]) for r in every_step_table(meta, alone, "input").values.tolist()}
+    assert by_in[(2, "carried", "lowercase", "1-2")] == (1, 0.0)  # "b"
+    assert by_in[(2, "carried", "lowercase", "3-6")] == (1, 0.5)  # "fkvgj"
+    assert by_in[(3, "carried", "other", "3-6")] == (1, 0.0)  # "fKvGj"
+    assert by_in[(2, "literal", "lowercase", "3-6")] == (2, 1.0)
+    with pytest.raises(ValueError, match="unknown grouping 'fn'.*place, function, input"):
+        every_step_table(meta, alone, "fn")
+
+
 def test_every_step_cli(tmp_path):
     from fgx.engines.torch.model import build_model, save_checkpoint
     from fgx.engines.torch.tokenizer import build_char_tokenizer
@@ -114,3 +132,9 @@ def test_every_step_cli(tmp_path):
                  "--n", "1", "--max-new-tokens", "4", "--out", str(tmp_path / "t.csv")]) == 0
     t = pd.read_csv(tmp_path / "t.csv")
     assert t["steps"].sum() == 2 * 7 and t["alone"].between(0, 1).all()
+    assert main(["--model", str(tmp_path / "m"), "--eval", str(tmp_path / "eval.parquet"), "--every-step",
+                 "--by", "input", "--n", "1", "--max-new-tokens", "4", "--out", str(tmp_path / "i.csv")]) == 0
+    t = pd.read_csv(tmp_path / "i.csv")
+    assert list(t.columns) == ["level", "input", "letters", "length", "steps", "alone"] and t["steps"].sum() == 7
+    with pytest.raises(SystemExit):  # --by without --every-step
+        main(["--model", str(tmp_path / "m"), "--eval", str(tmp_path / "eval.parquet"), "--by", "input"])

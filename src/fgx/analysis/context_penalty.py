@@ -20,13 +20,16 @@ whether RL removes the penalty and for which functions.
 ``--every-step`` asks a narrower question with no context at all: every reduction step of each
 problem, sampled alone as a Level-1 prompt, by its place in the trace. Step 1 reads the prompt's own
 literal; later steps read a *carried* value (what earlier calls made), so the table says how much of
-the atomic skill survives on the strings a composition produces, before any context costs.
+the atomic skill survives on the strings a composition produces, before any context costs. ``--by
+function`` splits it by the step's function, ``--by input`` by the string the step reads (literal or
+carried; lowercase letters or not; its length): a model that never saw capitals or long strings in
+pretraining shows it there.
 
 Compact style only, like ``first_lines``. CLI (any model directory the torch engine loads, the
 evaluation parquet of that model)::
 
     python -m fgx.analysis.context_penalty --model results/models/rl_level2 \\
-        --eval results/eval/rl_level2/test.parquet [--levels 2 3] [--n 16] [--out CSV] [--every-step]
+        --eval results/eval/rl_level2/test.parquet [--levels 2 3] [--n 16] [--out CSV] [--every-step [--by input]]
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import pandas as pd
 from fgx.analysis.evals import add_sampling_args, print_table, read_eval
 from fgx.analysis.first_lines import first_line_category, first_step_right, row_parts
 from fgx.metrics import paired_bootstrap_diff_ci
-from fgx.tasks.strings.expr import Str, children, parse_code, reductions
+from fgx.tasks.strings.expr import Call, Concat, Str, Var, children, parse_code, reductions
 from fgx.tasks.strings.generate import Problem, make_row, parse_ground_truth
 
 
@@ -83,8 +86,9 @@ def first_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None
 
 def every_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each reduction step of every Level >= 2 problem (in ``levels``) as a Level-1 row (verl schema),
-    and beside it ``level``, ``step`` (1-based place in the trace) and ``carried`` (the step reads a
-    value an earlier step made, not the prompt's literal)."""
+    and beside it ``level``, ``step`` (1-based place in the trace), ``carried`` (the step reads a
+    value an earlier step made, not the prompt's literal), ``function`` (``f8``, ``+``, ``upper``) and
+    ``reads`` (the step's first string argument)."""
     problems, _ = first_step_rows(eval_rows, levels)
     rows, meta = [], []
     for _, r in problems.iterrows():
@@ -96,9 +100,26 @@ def every_step_rows(eval_rows: pd.DataFrame, levels: Sequence[int] | None = None
             rows.append(make_row(Problem(redex, x, value, 1), stage=int(extra.get("stage", 2)), split="steps",
                                  style="compact", index=len(rows), render=extra.get("render") or "nested"))
             reads = _literals(redex)
-            meta.append(dict(level=int(r["level"]), step=k, carried=bool(reads & made)))
+            first = children(redex)[0]
+            meta.append(dict(level=int(r["level"]), step=k, carried=bool(reads & made), function=_function(redex),
+                             reads=x if type(first) is Var else first.value))
             made.add(value)
     return pd.DataFrame(meta), pd.DataFrame(rows)
+
+
+def _function(redex) -> str:
+    if type(redex) is Call:
+        return f"f{redex.fn}"
+    return "+" if type(redex) is Concat else redex.name
+
+
+def _input_kind(value: str) -> str:
+    return "lowercase" if value.isalpha() and value.islower() else "other"
+
+
+def _length_bucket(value: str) -> str:
+    n = len(value)
+    return "1-2" if n <= 2 else "3-6" if n <= 6 else "7+"
 
 
 def _literals(redex) -> set[str]:
@@ -106,10 +127,27 @@ def _literals(redex) -> set[str]:
     return {c.value for c in children(redex) if type(c) is Str}
 
 
-def every_step_table(meta: pd.DataFrame, alone: np.ndarray) -> pd.DataFrame:
-    """Accuracy alone per level and step, and per level over first-step-like (literal) and carried
-    inputs."""
-    df = meta.assign(alone=alone)
+EVERY_STEP_BY = ("place", "function", "input")
+
+
+def _check_grouping(by: str) -> None:
+    if by not in EVERY_STEP_BY:
+        raise ValueError(f"unknown grouping {by!r}: use one of {', '.join(EVERY_STEP_BY)}")
+
+
+def every_step_table(meta: pd.DataFrame, alone: np.ndarray, by: str = "place") -> pd.DataFrame:
+    """Accuracy alone per level and ``by``: ``place`` (each step, then literal vs carried inputs),
+    ``function`` (the step's function, literal vs carried) or ``input`` (literal vs carried, the
+    string's letters: lowercase or other, and its length: 1-2, 3-6, 7+)."""
+    _check_grouping(by)
+    df = meta.assign(alone=alone, input=meta["carried"].map({False: "literal", True: "carried"}))
+    if by != "place":
+        if by == "function":
+            keys = ["level", "function", "input"]
+        else:
+            df = df.assign(letters=df["reads"].map(_input_kind), length=df["reads"].map(_length_bucket))
+            keys = ["level", "input", "letters", "length"]
+        return df.groupby(keys).alone.agg(steps="size", alone="mean").reset_index()
     by_step = df.groupby(["level", "step"]).alone.agg(steps="size", alone="mean").reset_index()
     by_input = df.groupby(["level", "carried"]).alone.agg(steps="size", alone="mean").reset_index()
     by_input["step"] = by_input.pop("carried").map({False: "literal", True: "carried"})
@@ -118,14 +156,15 @@ def every_step_table(meta: pd.DataFrame, alone: np.ndarray) -> pd.DataFrame:
 
 def measure_every_step(model_dir, eval_rows: pd.DataFrame, *, levels: Sequence[int] | None = None, n: int = 16,
                        temperature: float = 1.0, max_new_tokens: int = 96, seed: int = 0,
-                       device: str = "cpu") -> pd.DataFrame:
+                       device: str = "cpu", by: str = "place") -> pd.DataFrame:
     """Sample ``model_dir`` ``n`` times on each reduction step alone; :func:`every_step_table`."""
     from fgx.engines.torch import get_engine
 
+    _check_grouping(by)  # before sampling, not after it
     meta, steps = every_step_rows(eval_rows, levels)
     sampled = get_engine().sample(model_dir, steps, n=n, temperature=temperature, max_new_tokens=max_new_tokens,
                                   seed=seed, device=device)
-    return every_step_table(meta, alone_accuracy(sampled))
+    return every_step_table(meta, alone_accuracy(sampled), by)
 
 
 def in_context_counts(problems: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -193,12 +232,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--levels", type=int, nargs="*", help="only these levels (default: every level >= 2)")
     p.add_argument("--every-step", action="store_true",
                    help="instead: every reduction step alone, by its place in the trace (literal vs carried input)")
+    p.add_argument("--by", choices=EVERY_STEP_BY, default="place",
+                   help="with --every-step: group by the step's place, its function, or the string it reads")
     add_sampling_args(p)
     a = p.parse_args(argv)
+    if a.by != "place" and not a.every_step:
+        p.error("--by goes with --every-step")
     try:
-        run = measure_every_step if a.every_step else measure
-        table = run(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
-                    max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
+        if a.every_step:
+            table = measure_every_step(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
+                                       max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device, by=a.by)
+        else:
+            table = measure(a.model, read_eval(a.eval), levels=a.levels, n=a.n, temperature=a.temperature,
+                            max_new_tokens=a.max_new_tokens, seed=a.seed, device=a.device)
     except ValueError as err:
         raise SystemExit(f"{a.eval}: {err}") from err
     print_table(table, a.out)
