@@ -378,16 +378,15 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                     cand = carried_input(rng, cap, carrier)
                 else:
                     cand = mixed_input(rng, cap)
+                drawn = e if inputs == "lowercase" else with_first_leaf(e, cand)
                 try:
-                    output = evaluate(with_first_leaf(e, cand) if inputs != "lowercase" else e, cand, cap)
+                    output = evaluate(drawn, cand, cap)
                 except ValueTooLong:
                     continue
-                x = cand
+                x, e = cand, drawn
                 break
             if x is None:
                 continue
-            if inputs != "lowercase":
-                e = with_first_leaf(e, x)
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
                 continue
