@@ -51,6 +51,13 @@ def test_first_step_overlay_is_valid_on_the_default_and_changes_only_its_keys():
     assert changed == overlay_keys == {"data.pretrain_step_problems"}
 
 
+def test_long_pretrain_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+    merged, changed, overlay_keys = _merge_overlay("config.long-pretrain.yaml")
+    assert changed == overlay_keys
+    assert merged["base"]["train"]["steps"] == 2 * load("config.yaml")["base"]["train"]["steps"]
+    assert merged["data"]["pretrain_step_problems"] > 0  # first-step problems: one more problem set
+
+
 def test_errors_name_key_and_allowed_values():
     cfg = load("config.yaml")
     cfg["engine"] = "jax"

@@ -165,6 +165,13 @@ def test_dry_run_with_the_first_step_overlay():
     assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
 
 
+def test_dry_run_with_the_long_pretrain_overlay():
+    """`--configfile config.long-pretrain.yaml` also adds the first-step problem set, nothing else."""
+    jobs = dry_run_jobs("--configfile", "config.long-pretrain.yaml")
+    default = dry_run_jobs()
+    assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
+
+
 def test_figure_lists_agree():
     from fgx.figures import FIGURES
 
