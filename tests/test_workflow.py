@@ -158,16 +158,10 @@ def test_dry_run_with_the_previous_default_overlay():
     assert jobs == dry_run_jobs()
 
 
-def test_dry_run_with_the_first_step_overlay():
-    """`--configfile config.first-step.yaml` adds one problem set (pretrain_steps) to the DAG."""
-    jobs = dry_run_jobs("--configfile", "config.first-step.yaml")
-    default = dry_run_jobs()
-    assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
-
-
-def test_dry_run_with_the_long_pretrain_overlay():
-    """`--configfile config.long-pretrain.yaml` also adds the first-step problem set, nothing else."""
-    jobs = dry_run_jobs("--configfile", "config.long-pretrain.yaml")
+@pytest.mark.parametrize("overlay", ["config.first-step.yaml", "config.long-pretrain.yaml"])
+def test_dry_run_with_a_first_step_overlay(overlay):
+    """Both overlays add one problem set (pretrain_steps, the first-step problems) to the DAG, nothing else."""
+    jobs = dry_run_jobs("--configfile", overlay)
     default = dry_run_jobs()
     assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
 
