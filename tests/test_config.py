@@ -46,16 +46,11 @@ def test_previous_default_overlay_is_valid_on_the_default_and_changes_only_its_k
     assert merged["countdown"]["rl_steps"] == 40  # the Countdown lineage's RL as before
 
 
-def test_first_step_overlay_is_valid_on_the_default_and_changes_only_its_keys():
-    _, changed, overlay_keys = _merge_overlay("config.first-step.yaml")
-    assert changed == overlay_keys == {"data.pretrain_step_problems"}
-
-
-def test_long_pretrain_overlay_is_valid_on_the_default_and_changes_only_its_keys():
-    merged, changed, overlay_keys = _merge_overlay("config.long-pretrain.yaml")
+def test_quick_overlay_is_valid_on_the_default_and_changes_only_its_keys():
+    merged, changed, overlay_keys = _merge_overlay("config.quick.yaml")
     assert changed == overlay_keys
-    assert merged["base"]["train"]["steps"] == 2 * load("config.yaml")["base"]["train"]["steps"]
-    assert merged["data"]["pretrain_step_problems"] > 0  # first-step problems: one more problem set
+    assert 2 * merged["base"]["train"]["steps"] == load("config.yaml")["base"]["train"]["steps"]
+    assert merged["data"]["pretrain_step_problems"] == 0  # no first-step problems: one problem set less
 
 
 def test_errors_name_key_and_allowed_values():

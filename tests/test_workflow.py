@@ -87,6 +87,7 @@ def test_chain_render_reaches_every_string_split(config):
 def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     """Exact prior expressions never reach the held-out sets (the leakage check's rule); the
     dependency runs one way only, so a test-set knob never reruns pretraining."""
+    config["data"]["pretrain_step_problems"] = 0  # the prior alone; first-step problems: the next test
     prior = "results/data/strings/pretrain_prior.parquet"
     assert wf.generate_exclusions(config, "test") == wf.generate_exclusions(config, "val") == [prior]
     assert wf.generate_args(config, "test").endswith(f"--exclude {prior}")
@@ -152,18 +153,12 @@ def test_dry_run_builds_every_figure():
     assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2
 
 
-def test_dry_run_with_the_previous_default_overlay():
-    """`--configfile config.chars.yaml` (merged over config.yaml) plans the same DAG."""
-    jobs = dry_run_jobs("--configfile", "config.chars.yaml")
-    assert jobs == dry_run_jobs()
-
-
-@pytest.mark.parametrize("overlay", ["config.first-step.yaml", "config.long-pretrain.yaml"])
-def test_dry_run_with_a_first_step_overlay(overlay):
-    """Both overlays add one problem set (pretrain_steps, the first-step problems) to the DAG, nothing else."""
+@pytest.mark.parametrize("overlay", ["config.quick.yaml", "config.chars.yaml"])
+def test_dry_run_with_a_quick_schedule_overlay(overlay):
+    """Both overlays drop the first-step problems (pretrain_steps) from the DAG, nothing else."""
     jobs = dry_run_jobs("--configfile", overlay)
     default = dry_run_jobs()
-    assert jobs == {**default, "generate_strings": default["generate_strings"] + 1}
+    assert jobs == {**default, "generate_strings": default["generate_strings"] - 1}
 
 
 def test_figure_lists_agree():
