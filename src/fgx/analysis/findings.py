@@ -1,0 +1,237 @@
+"""The paper's findings, checked against one or more runs' figure tables.
+
+Reads the CSVs the `figure` rule writes (``figures/passk_level_curve.csv``, ``model_contrasts.csv``,
+``rft_vs_rl.csv``, ``countdown_transfer.csv``; a missing file or model leaves its findings "not run")
+and prints two Markdown tables: pass@1 per model and level with its 95 % interval, and each of the
+paper's findings beside the paper's number, with what each run measured and a verdict computed by a
+fixed rule (not by eye):
+
+- *holds*: the finding as the paper states it; for "RL on Level 2 beats RL on Level 1 at Level 3"
+  that is at least ``TARGET_LEAD`` (15 points, the reproduction's target) with the two models' own
+  intervals apart;
+- *partly*: the paper's direction, resolved (paired interval clear of zero) but smaller, or holding
+  at some levels and not at others;
+- *no*: not in the paper's direction, or not resolved.
+
+Differences are paired (both models on the same test prompts; ``figures/model_contrasts.csv``), in
+points of pass@1. Several runs (seeds) side by side::
+
+    python -m fgx.analysis.findings figures/ ../seed1/figures/ --labels "seed 0" "seed 1" [--out findings.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
+TARGET_LEAD = 0.15      # the reproduction's target at Level 3 (issue 6): RL L2 - RL L1 >= 15 points
+NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
+PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
+                "rl_level1to2": "RL Level 1+2"}
+
+
+def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
+    """The figure CSVs present in ``figures_dir`` (absent ones are left out)."""
+    d = Path(figures_dir)
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: no such directory; pass the figures/ directory of a run")
+    tables = {name: pd.read_csv(d / f"{name}.csv") for name in TABLES if (d / f"{name}.csv").exists()}
+    if not tables:
+        raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in TABLES)}; build them with "
+                                "`snakemake figures/passk_level_curve.pdf figures/model_contrasts.pdf ...`")
+    return tables
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def pass_at_1(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """pass@1 per model and level (rows model, level, accuracy, ci_low, ci_high): the pass@k table's
+    k = 1 rows, and the last iterative-RFT iteration from rft_vs_rl."""
+    rows = []
+    passk = tables.get("passk_level_curve")
+    if passk is not None:
+        at1 = passk[passk["k"] == 1]
+        rows.append(at1.rename(columns={"pass_at_k": "accuracy"})[["model", "level", "accuracy", "ci_low", "ci_high"]])
+    rft = tables.get("rft_vs_rl")
+    if rft is not None:
+        iters = sorted(m for m in rft["model"].unique() if m.startswith("rft_level2_iter"))
+        if iters:
+            last = max(iters, key=lambda m: int(m.rsplit("iter", 1)[1]))
+            rows.append(rft[rft["model"] == last][["model", "level", "accuracy", "ci_low", "ci_high"]])
+    if not rows:
+        return pd.DataFrame(columns=["model", "level", "accuracy", "ci_low", "ci_high"])
+    return pd.concat(rows, ignore_index=True)
+
+
+def _contrast(tables, a: str, b: str) -> pd.DataFrame:
+    c = tables.get("model_contrasts")
+    if c is None:
+        return pd.DataFrame()
+    return c[(c["a"] == a) & (c["b"] == b)].set_index("level")
+
+
+def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
+    """a - RL Level 1 at ``level``: (measured text, verdict). ``strict``: the target (>= TARGET_LEAD,
+    own intervals apart) is what "holds" means; otherwise a resolved lead is enough."""
+    c = _contrast(tables, a, "rl_level1")
+    if level not in c.index:
+        return "not run", "not run"
+    r = c.loc[level]
+    text = f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} ({100 * r['a_accuracy']:.1f} vs {100 * r['b_accuracy']:.1f} %)"
+    resolved = r["ci_low"] > 0
+    if not strict:
+        return text, "holds" if resolved else ("partly" if r["diff"] > 0 else "no")
+    p1 = pass_at_1(tables).set_index(["model", "level"])
+    apart = (a, level) in p1.index and ("rl_level1", level) in p1.index and (
+        p1.loc[(a, level), "ci_low"] > p1.loc[("rl_level1", level), "ci_high"])
+    if r["diff"] >= TARGET_LEAD and apart:
+        return text, "holds"
+    if resolved:
+        why = "below the +15 target" if r["diff"] < TARGET_LEAD else "own intervals overlap"
+        return f"{text}; {why}", "partly"
+    return text, "no"
+
+
+def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
+    """One row per finding: finding, paper, measured, verdict."""
+    out = []
+
+    def add(finding, paper, measured, verdict):
+        out.append({"finding": finding, "paper": paper, "measured": measured, "verdict": verdict})
+
+    # 1. RL on Level 1 stays near the base on Levels >= 3
+    c = _contrast(tables, "rl_level1", "stage1")
+    hard = c[c.index >= 3] if len(c) else c
+    if len(hard):
+        worst = hard["diff"].abs().max()
+        text = ", ".join(f"L{lv} {_pts(r['diff'])}" for lv, r in hard.iterrows())
+        add("RL on Level 1 stays near the Stage-1 base on Levels ≥ 3", "near 0 on Levels 3–6", text,
+            "holds" if worst <= NEAR_BASE else "no")
+    else:
+        add("RL on Level 1 stays near the Stage-1 base on Levels ≥ 3", "near 0 on Levels 3–6", "not run", "not run")
+
+    # 2. RL on Level 2 (and on Level 1+2) beats RL on Level 1 at Levels 3 and 4, above zero further out
+    for model, name in (("rl_level2", "RL on Level 2"), ("rl_level1to2", "RL on Level 1+2")):
+        text, verdict = _lead(tables, model, 3, strict=True)
+        add(f"{name} − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)",
+            "≈ +25 (5 → 30 %)" if model == "rl_level2" else "clearly ahead", text, verdict)
+        text, verdict = _lead(tables, model, 4, strict=False)
+        add(f"{name} − RL on Level 1 at Level 4", "≈ +14 (1 → 15 %)" if model == "rl_level2" else "clearly ahead",
+            text, verdict)
+    c = _contrast(tables, "rl_level2", "rl_level1")
+    far = c[c.index >= 5] if len(c) else c
+    if len(far):
+        above = int((far["diff"] > 0).sum())
+        add("RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5", "above zero",
+            ", ".join(f"L{lv} {_pts(r['diff'])}" for lv, r in far.iterrows()),
+            "holds" if above == len(far) else ("partly" if above else "no"))
+    else:
+        add("RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5", "above zero", "not run", "not run")
+
+    # 3. iterative RFT stays below RL on Level 2 at Level 3
+    contrasts = tables.get("model_contrasts")
+    rft = sorted((m for m in (set(contrasts["b"]) if contrasts is not None else ()) if m.startswith("rft_level2_iter")),
+                 key=lambda m: int(m.rsplit("iter", 1)[1]))
+    c = _contrast(tables, "rl_level2", rft[-1]) if rft else pd.DataFrame()
+    if 3 in c.index:
+        r = c.loc[3]
+        verdict = "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no")
+        add("RL on Level 2 − iterative RFT at Level 3", "RFT ≤ 2.6 % (RL L2 ≈ 30 %)",
+            f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RFT {100 * r['b_accuracy']:.1f} %)", verdict)
+    else:
+        add("RL on Level 2 − iterative RFT at Level 3", "RFT ≤ 2.6 % (RL L2 ≈ 30 %)", "not run", "not run")
+
+    # 4. pass@k: the RL Level 1+2 - base gap grows with k at Levels >= 3, shrinks at Levels 1-2
+    passk = tables.get("passk_level_curve")
+    if passk is not None and {"rl_level1to2", "stage1"} <= set(passk["model"]):
+        kmax = int(passk["k"].max())
+        p = passk.set_index(["model", "level", "k"])["pass_at_k"]
+        parts, matches, levels = [], 0, sorted(passk["level"].unique())
+        for lv in levels:
+            g1 = p[("rl_level1to2", lv, 1)] - p[("stage1", lv, 1)]
+            gk = p[("rl_level1to2", lv, kmax)] - p[("stage1", lv, kmax)]
+            ok = gk > g1 if lv >= 3 else gk < g1
+            matches += bool(ok)
+            parts.append(f"L{lv} {_pts(g1)} → {_pts(gk)}")
+        add(f"pass@k gap (RL L1+2 − base, k 1 → {kmax}) grows at Levels ≥ 3, shrinks at 1–2",
+            "Level 5: 4 → ~25 points (k 1 → 1024)", f"{', '.join(parts)} ({matches} of {len(levels)} levels as the paper)",
+            "holds" if matches == len(levels) else ("partly" if matches else "no"))
+    else:
+        add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", "Level 5: 4 → ~25 points (k 1 → 1024)",
+            "not run", "not run")
+
+    # 5. Countdown transfer: Multi-Base + RL L1+2 best on 3 numbers
+    cd = tables.get("countdown_transfer")
+    if cd is not None and 3 in set(cd["numbers"]):
+        three = cd[cd["numbers"] == 3].set_index("model")["avg_at_k"]
+        text = ", ".join(f"{m} {100 * v:.1f} %" for m, v in three.items())
+        best = "rl_multi_level1to2" in three.index and three["rl_multi_level1to2"] > 0 and (
+            three["rl_multi_level1to2"] >= three.drop("rl_multi_level1to2").max())
+        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", text,
+            "holds" if best else "no")
+    else:
+        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", "not run", "not run")
+    return out
+
+
+def pass1_markdown(runs: Sequence[tuple[str, Mapping]], levels: Sequence[int] = (1, 2, 3, 4)) -> str:
+    """pass@1 (%) at ``levels`` per model, one column per run."""
+    head = "| model | " + " | ".join(f"{label}: Levels {' / '.join(map(str, levels))}" for label, _ in runs) + " |"
+    lines = [head, "|---" * (len(runs) + 1) + "|"]
+    per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
+    models = list(dict.fromkeys(m for p in per_run for m in p.index.get_level_values(0)))
+    order = [m for m in PASS1_MODELS if m in models] + [m for m in models if m not in PASS1_MODELS]
+    for m in order:
+        name = PASS1_MODELS.get(m, m.replace("rft_level2_iter", "iterative RFT, iteration "))
+        cells = [" / ".join(f"{100 * p[(m, lv)]:.1f}" if (m, lv) in p.index else "–" for lv in levels)
+                 for p in per_run]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
+    checked = [check(t) for _, t in runs]
+    head = "| finding | paper (Llama-3.1-8B) | " + " | ".join(label for label, _ in runs) + " |"
+    lines = [head, "|---" * (len(runs) + 2) + "|"]
+    for i, row in enumerate(checked[0]):
+        cells = [f"**{c[i]['verdict']}**: {c[i]['measured']}" for c in checked]
+        lines.append(f"| {row['finding']} | {row['paper']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fgx.analysis.findings", description=__doc__.split("\n\n")[0])
+    p.add_argument("figures", nargs="+", help="a run's figures/ directory (several: one column each)")
+    p.add_argument("--labels", nargs="+", help="column labels, one per directory (default: the directories)")
+    p.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], help="levels of the pass@1 table")
+    p.add_argument("--out", help="write the Markdown here as well")
+    a = p.parse_args(argv)
+    labels = a.labels or a.figures
+    if len(labels) != len(a.figures):
+        p.error(f"--labels: {len(labels)} labels for {len(a.figures)} directories; give one per directory")
+    try:
+        runs = [(label, load_run(d)) for label, d in zip(labels, a.figures)]
+    except FileNotFoundError as err:
+        raise SystemExit(str(err))
+    text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
+            f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")
+    print(text)
+    if a.out:
+        from fgx.io import write_text
+        write_text(text, a.out)  # atomically
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""fgx.analysis.findings: the paper's findings checked against figure tables by fixed rules."""
+
+import pandas as pd
+import pytest
+
+from fgx.analysis import findings as F
+
+MODELS = ("stage1", "rl_level1", "rl_level2", "rl_level1to2")
+
+
+def _passk(acc: dict, gap_k: dict | None = None) -> pd.DataFrame:
+    """pass@k rows for k in (1, 16): acc[(model, level)] = pass@1 (CI +-0.05); pass@16 = pass@1 + 0.2,
+    plus gap_k[level] for rl_level1to2."""
+    rows = []
+    for (m, lv), a in acc.items():
+        for k in (1, 16):
+            v = a if k == 1 else a + 0.2 + (gap_k or {}).get(lv, 0.0) * (m == "rl_level1to2")
+            rows.append({"model": m, "level": lv, "k": k, "pass_at_k": v, "ci_low": v - 0.05, "ci_high": v + 0.05})
+    return pd.DataFrame(rows)
+
+
+def _contrasts(acc: dict, pairs, half_width=0.05) -> pd.DataFrame:
+    rows = []
+    for a, b in pairs:
+        for lv in sorted({lv for (_, lv) in acc}):
+            d = acc[(a, lv)] - acc[(b, lv)]
+            rows.append({"a": a, "b": b, "level": lv, "a_accuracy": acc[(a, lv)], "b_accuracy": acc[(b, lv)],
+                         "diff": d, "ci_low": d - half_width, "ci_high": d + half_width})
+    return pd.DataFrame(rows)
+
+
+def _tables(l3_lead: float, half_width=0.05, rft_l3=0.10):
+    acc = {}
+    for lv in range(1, 7):
+        base = {1: 0.9, 2: 0.5, 3: 0.3, 4: 0.1, 5: 0.05, 6: 0.02}[lv]
+        acc.update({("stage1", lv): base, ("rl_level1", lv): base + 0.01,
+                    ("rl_level2", lv): base + 0.01 + (l3_lead if lv == 3 else 0.08 if lv == 4 else 0.02),
+                    ("rl_level1to2", lv): base + 0.01 + (l3_lead if lv == 3 else 0.01)})
+    acc.update({("rft_level2_iter2", lv): acc[("stage1", lv)] for lv in range(1, 7)})
+    acc.update({("rft_level2_iter10", lv): acc[("stage1", lv)] for lv in range(1, 7)})
+    acc[("rft_level2_iter10", 3)] = rft_l3
+    pairs = [("rl_level2", "rl_level1"), ("rl_level1to2", "rl_level1"), ("rl_level1", "stage1"),
+             ("rl_level2", "rft_level2_iter10")]
+    passk = _passk({k: v for k, v in acc.items() if k[0] in MODELS},
+                   gap_k={1: -0.02, 2: -0.05, 3: 0.05, 4: 0.05, 5: 0.05, 6: 0.05})
+    return {"passk_level_curve": passk, "model_contrasts": _contrasts(acc, pairs, half_width)}
+
+
+def _verdicts(tables) -> dict:
+    return {r["finding"]: r["verdict"] for r in F.check(tables)}
+
+
+def test_a_level3_lead_of_20_points_with_intervals_apart_holds():
+    v = _verdicts(_tables(0.20))
+    assert v["RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"] == "holds"
+    assert v["RL on Level 1+2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"] == "holds"
+    assert v["RL on Level 1 stays near the Stage-1 base on Levels ≥ 3"] == "holds"
+    assert v["RL on Level 2 − RL on Level 1 at Level 4"] == "holds"   # +8, paired CI [3, 13]
+    assert v["RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5"] == "holds"
+    assert v["pass@k gap (RL L1+2 − base, k 1 → 16) grows at Levels ≥ 3, shrinks at 1–2"] == "holds"
+
+
+def test_a_resolved_lead_below_the_target_is_partly_and_an_unresolved_one_no():
+    v = _verdicts(_tables(0.10))
+    key = "RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"
+    assert v[key] == "partly"
+    assert "below the +15 target" in next(r["measured"] for r in F.check(_tables(0.10)) if r["finding"] == key)
+    assert _verdicts(_tables(0.03))[key] == "no"          # paired CI [-2, 8] includes zero
+    assert _verdicts(_tables(-0.10))[key] == "no"
+
+
+def test_the_target_needs_the_models_own_intervals_apart():
+    tables = _tables(0.16)
+    p = tables["passk_level_curve"]
+    wide = (p["model"] == "rl_level2") & (p["level"] == 3) & (p["k"] == 1)
+    p.loc[wide, "ci_low"] -= 0.10  # RL L2's own interval now reaches into RL L1's
+    key = "RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"
+    row = next(r for r in F.check(tables) if r["finding"] == key)
+    assert row["verdict"] == "partly" and "own intervals overlap" in row["measured"]
+
+
+def test_rft_uses_the_last_iteration_by_number_and_rl_level1_drifting_from_the_base_fails():
+    rows = {r["finding"]: r for r in F.check(_tables(0.20, rft_l3=0.10))}
+    rft = rows["RL on Level 2 − iterative RFT at Level 3"]
+    assert rft["verdict"] == "holds" and "(RFT 10.0 %)" in rft["measured"]  # iter10, not iter2 (30 %)
+    assert _verdicts(_tables(0.20, rft_l3=0.55))["RL on Level 2 − iterative RFT at Level 3"] == "no"
+    tables = _tables(0.20)
+    c = tables["model_contrasts"]
+    c.loc[(c["a"] == "rl_level1") & (c["b"] == "stage1") & (c["level"] == 4), "diff"] = 0.08
+    assert _verdicts(tables)["RL on Level 1 stays near the Stage-1 base on Levels ≥ 3"] == "no"
+
+
+def test_missing_tables_and_models_are_not_run():
+    rows = F.check({})
+    assert {r["verdict"] for r in rows} == {"not run"}
+    cd = pd.DataFrame({"model": ["stage1_multi", "rl_multi_level1", "rl_multi_level1to2", "rl_level1to2"],
+                       "numbers": 3, "avg_at_k": [0.1, 0.2, 0.3, 0.05]})
+    v = _verdicts({"countdown_transfer": cd})
+    assert v["Countdown, 3 numbers: Multi-Base + RL L1+2 the best model"] == "holds"
+    cd["avg_at_k"] = 0.0
+    assert _verdicts({"countdown_transfer": cd})["Countdown, 3 numbers: Multi-Base + RL L1+2 the best model"] == "no"
+
+
+def test_cli_writes_both_tables_for_two_runs(tmp_path, capsys):
+    for seed, lead in ((0, 0.20), (1, 0.10)):
+        d = tmp_path / f"s{seed}"
+        d.mkdir()
+        for name, table in _tables(lead).items():
+            table.to_csv(d / f"{name}.csv", index=False)
+    out = tmp_path / "findings.md"
+    assert F.main([str(tmp_path / "s0"), str(tmp_path / "s1"), "--labels", "seed 0", "seed 1", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text == capsys.readouterr().out[:-1]  # print adds a newline
+    assert "| RL Level 2 | 93.0 / 53.0 / 51.0 / 19.0 | 93.0 / 53.0 / 41.0 / 19.0 |" in text
+    assert "**holds**: +20.0 [15.0, 25.0] (51.0 vs 31.0 %)" in text and "**partly**: +10.0" in text
+    with pytest.raises(SystemExit, match="no such directory"):
+        F.main([str(tmp_path / "absent")])
+    with pytest.raises(SystemExit):
+        F.main([str(tmp_path / "s0"), "--labels", "a", "b"])
