@@ -118,6 +118,7 @@ def test_cross_key_rules():
         validate_config(bad)
     paper = copy.deepcopy(cfg)  # config.paper.yaml over config.yaml: nested paper prompts, the default's trace
     paper["task"].update(style="paper", render="nested", trace="steps", max_value_len=None)
+    paper["model"] = {"source": "path", "path": "/models/llama"}  # as config.paper.yaml: nothing to pretrain
     validate_config(paper)
 
 

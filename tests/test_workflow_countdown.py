@@ -183,7 +183,9 @@ def test_countdown_target_plans_exactly_its_lineage(tmp_path):
     lineage), the Multi-Base, two string RL runs from it, String-Base RL L1+2, and 4 x 3 evals."""
     jobs = planned_jobs(tmp_path, "-s", str(ROOT / "Snakefile"), "figures/countdown_transfer.pdf",
                         "--configfile", str(ROOT / "config.yaml"))
-    assert jobs == {"generate_countdown": 4, "generate_strings": 6, "pretrain_base": 1, "rollout": 1,
+    # generate_strings: pretrain, pretrain_prior, pretrain_steps (first-step problems), stage1, level1 and
+    # level1to2 (the RL runs from the Multi-Base), val
+    assert jobs == {"generate_countdown": 4, "generate_strings": 7, "pretrain_base": 1, "rollout": 1,
                     "filter_rollouts": 1, "mix_sft_data": 1, "rft_sft": 2, "rl": 1, "rl_multi": 2,
                     "evaluate": 12, "figure": 1}
 
