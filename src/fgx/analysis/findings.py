@@ -2,7 +2,7 @@
 
 Reads the CSVs the `figure` rule writes (``figures/passk_level_curve.csv``, ``model_contrasts.csv``,
 ``rft_vs_rl.csv``, ``countdown_transfer.csv``; a missing file or model leaves its findings "not run")
-and prints two Markdown tables: pass@1 per model and level with its 95 % interval, and each of the
+and prints two Markdown tables: pass@1 per model and level, and each of the
 paper's findings beside the paper's number, with what each run measured and a verdict computed by a
 fixed rule (not by eye):
 
@@ -28,11 +28,19 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from fgx.workflow import RFT_ITER
+
 TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
 TARGET_LEAD = 0.15      # the reproduction's target at Level 3 (issue 6): RL L2 - RL L1 >= 15 points
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
                 "rl_level1to2": "RL Level 1+2"}
+
+
+def last_rft_iteration(models) -> str | None:
+    """The iterative-RFT model of the highest iteration among ``models`` (rft_level2_iter10 after iter2)."""
+    iters = [m for m in models if RFT_ITER.match(m)]
+    return max(iters, key=lambda m: int(RFT_ITER.match(m)[1])) if iters else None
 
 
 def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
@@ -65,9 +73,8 @@ def pass_at_1(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         rows.append(at1.rename(columns={"pass_at_k": "accuracy"})[["model", "level", "accuracy", "ci_low", "ci_high"]])
     rft = tables.get("rft_vs_rl")
     if rft is not None:
-        iters = sorted(m for m in rft["model"].unique() if m.startswith("rft_level2_iter"))
-        if iters:
-            last = max(iters, key=lambda m: int(m.rsplit("iter", 1)[1]))
+        last = last_rft_iteration(rft["model"].unique())
+        if last:
             rows.append(rft[rft["model"] == last][["model", "level", "accuracy", "ci_low", "ci_high"]])
     if not rows:
         return pd.DataFrame(columns=["model", "level", "accuracy", "ci_low", "ci_high"])
@@ -141,9 +148,8 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
 
     # 3. iterative RFT stays below RL on Level 2 at Level 3
     contrasts = tables.get("model_contrasts")
-    rft = sorted((m for m in (set(contrasts["b"]) if contrasts is not None else ()) if m.startswith("rft_level2_iter")),
-                 key=lambda m: int(m.rsplit("iter", 1)[1]))
-    c = _contrast(tables, "rl_level2", rft[-1]) if rft else pd.DataFrame()
+    rft = last_rft_iteration(set(contrasts["b"]) if contrasts is not None else ())
+    c = _contrast(tables, "rl_level2", rft) if rft else pd.DataFrame()
     if 3 in c.index:
         r = c.loc[3]
         verdict = "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no")
