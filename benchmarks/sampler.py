@@ -5,7 +5,7 @@ default, as in a rollout), same batch (HF: consecutive chunks of --batch prompts
 slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted = generated tokens up to and including eos, for
 both. Last line: ``sampler_vs_hf_generate: N.NNx``.
 
-    flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128]
+    flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128] [--device cuda]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def main(argv=None):
     ap.add_argument("--model", default=None, help='JSON model settings, e.g. \'{"hidden_size":128}\'')
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu | cuda (both samplers run there)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per sampler (best is kept)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -38,7 +39,12 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     tok = build_char_tokenizer()
     settings = json.loads(args.model) if args.model else {}
-    model = build_model(settings, tok, seed=args.seed).eval()
+    dev = torch.device(args.device)
+    model = build_model(settings, tok, seed=args.seed).eval().to(dev)
+
+    def sync():  # CUDA runs asynchronously: a timer must wait for the kernels
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
     print(f"model: {ModelSettings(**settings)} params={n_params(model):,}")
     rng = random.Random(args.seed)
     alphabet = "abcdefghij0123456789()\"+,f"
@@ -51,14 +57,15 @@ def main(argv=None):
         t = time.perf_counter()
         comps = generate_ids(model, tok, ids, n=1, temperature=1.0, top_p=1.0, max_new_tokens=args.max_new_tokens,
                              seed=args.seed, batch_size=args.batch, dtype=args.dtype)
+        sync()
         return sum(len(c.token_ids) for c in comps), time.perf_counter() - t
 
     def run_hf():
         torch.manual_seed(args.seed)
         total, t = 0, time.perf_counter()
         for c0 in range(0, len(prompts), args.batch):
-            enc = tok(prompts[c0:c0 + args.batch], return_tensors="pt", padding=True)
-            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.dtype == "bfloat16"):
+            enc = tok(prompts[c0:c0 + args.batch], return_tensors="pt", padding=True).to(dev)
+            with torch.no_grad(), torch.autocast(dev.type, dtype=torch.bfloat16, enabled=args.dtype == "bfloat16"):
                 out = model.generate(**enc, do_sample=True, temperature=1.0, top_p=1.0, top_k=0,
                                      max_new_tokens=args.max_new_tokens, eos_token_id=eos, pad_token_id=tok.pad_token_id)
             gen = out[:, enc["input_ids"].shape[1]:]
@@ -66,12 +73,13 @@ def main(argv=None):
             # tokens up to and including the first eos
             before = (is_eos.cumsum(1) - is_eos) == 0
             total += int(before.sum())
+        sync()
         return total, time.perf_counter() - t
 
     # warm-up (small)
     generate_ids(model, tok, ids[:8], n=1, max_new_tokens=8, seed=0, batch_size=8)
     with torch.no_grad():
-        model.generate(**tok(prompts[:8], return_tensors="pt", padding=True), max_new_tokens=8, do_sample=True,
+        model.generate(**tok(prompts[:8], return_tensors="pt", padding=True).to(dev), max_new_tokens=8, do_sample=True,
                        pad_token_id=tok.pad_token_id)
     # alternate the two samplers and keep each one's best run: the machine is shared and noisy
     best = {"hf_generate": 0.0, "fgx": 0.0}
