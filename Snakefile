@@ -28,4 +28,5 @@ rule all:
         extra_targets(),
         "results/data/strings/leakage.json",
         "results/analysis/samples.html",
+        "results/analysis/findings.md",
     default_target: True

@@ -142,5 +142,9 @@ def figure_inputs(wildcards):
     return wf.figure_inputs(config, wildcards.figure)
 
 
+def findings_inputs(wildcards):
+    return wf.findings_inputs(config)
+
+
 def browser_params(wildcards):
     return wf.browser_settings(config)

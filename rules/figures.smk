@@ -50,3 +50,23 @@ rule sample_browser:
         TORCH_ENV
     shell:
         "sample_browser.py --inputs {input} --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+rule findings:
+    input:
+        findings_inputs,
+    output:
+        report("results/analysis/findings.md", caption="../report/findings.rst", category="Analysis"),
+    log:
+        "logs/findings/all.log",
+    benchmark:
+        "results/benchmarks/findings/all.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+        gpu=0,
+    conda:
+        TORCH_ENV
+    shell:
+        "findings.py --tables {input} --out {output} > {log} 2>&1"

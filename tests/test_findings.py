@@ -117,3 +117,20 @@ def test_cli_writes_both_tables_for_two_runs(tmp_path, capsys):
         F.main([str(tmp_path / "absent")])
     with pytest.raises(SystemExit):
         F.main([str(tmp_path / "s0"), "--labels", "a", "b"])
+
+
+def test_cli_reads_one_runs_tables_as_files_as_the_rule_does(tmp_path, capsys):
+    paths = []
+    for name, table in _tables(0.20).items():
+        table.to_csv(tmp_path / f"{name}.csv", index=False)
+        paths.append(str(tmp_path / f"{name}.csv"))
+    out = tmp_path / "analysis" / "findings.md"
+    assert F.main(["--tables", *paths, "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| finding | paper (Llama-3.1-8B) | this run |" in text and "**holds**: +20.0" in text
+    other = tmp_path / "rl_level_accuracy.csv"
+    other.write_text("model,level\n")
+    with pytest.raises(SystemExit, match="rl_level_accuracy.csv: not one of the figure tables"):
+        F.main(["--tables", str(other)])
+    with pytest.raises(SystemExit):  # directories and files together
+        F.main([str(tmp_path), "--tables", *paths])

@@ -132,13 +132,14 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
     assert jobs.pop("evaluate") == 3 + 3 * 3 and jobs.pop("metrics") == 3
     assert jobs.pop("figure") == 7 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
+    assert jobs.pop("findings") == 1
     assert set(jobs) <= {"all"}
 
 
 def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["figures"].update(passk_ks=[1, 4]))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    assert jobs == {"figure": 1, "all": 1}
+    assert jobs == {"figure": 1, "findings": 1, "all": 1}  # pass@k's table is one the findings read
 
 
 def test_thread_counts_rerun_nothing(smoke_run, tmp_path):
@@ -153,12 +154,13 @@ def test_countdown_knob_reruns_only_the_countdown_lineage(smoke_run, tmp_path):
     (and the 2-number check) and the transfer figure; never pretraining, string RL or Stage 1."""
     changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"]["sft"].update(lr=2e-3))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    assert jobs == {"rft_sft": 1, "rl_multi": 2, "evaluate": 3 * 3 + 1, "figure": 1, "all": 1}
+    assert jobs == {"rft_sft": 1, "rl_multi": 2, "evaluate": 3 * 3 + 1, "figure": 1, "findings": 1, "all": 1}
     changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"]["evaluate"].update(n=2))
-    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {"evaluate": 4 * 3 + 1, "figure": 1, "all": 1}
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {
+        "evaluate": 4 * 3 + 1, "figure": 1, "findings": 1, "all": 1}
     changed = modified_config(smoke_run, tmp_path, lambda c: c["countdown"].update(test_problems=3))
     assert planned_jobs(smoke_run, "--configfile", str(changed)) == {
-        "generate_countdown": 4, "evaluate": 4 * 3 + 1, "figure": 1, "all": 1}
+        "generate_countdown": 4, "evaluate": 4 * 3 + 1, "figure": 1, "findings": 1, "all": 1}
 
 
 def test_data_knob_reruns_from_generation(smoke_run, tmp_path):

@@ -148,9 +148,9 @@ def dry_run_jobs(*args):
 def test_dry_run_builds_every_figure():
     jobs = dry_run_jobs()
     for rule in ["generate_strings", "check_leakage", "pretrain_base", "rollout", "filter_rollouts",
-                 "rft_sft", "rl", "evaluate", "metrics", "figure", "sample_browser"]:
+                 "rft_sft", "rl", "evaluate", "metrics", "figure", "sample_browser", "findings"]:
         assert jobs.get(rule, 0) >= 1, (rule, jobs)
-    assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2
+    assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2 and jobs["findings"] == 1
 
 
 @pytest.mark.parametrize("overlay", ["config.quick.yaml", "config.chars.yaml"])
@@ -165,6 +165,14 @@ def test_figure_lists_agree():
     from fgx.figures import FIGURES
 
     assert wf.FIGURES == FIGURES
+
+
+def test_findings_read_the_tables_of_the_figures_planned(config):
+    assert wf.findings_inputs(config) == [f"figures/{n}.csv" for n in
+                                          ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer")]
+    config["countdown"]["enabled"] = False
+    assert "figures/countdown_transfer.csv" not in wf.findings_inputs(config)
+    assert set(wf.FINDINGS_TABLES) <= set(wf.FIGURES)
 
 
 def test_contrast_pairs_follow_the_runs(config):

@@ -18,6 +18,8 @@ RL_RUNS = ("level1", "level2", "level1to2")
 # its pandas import so that the Snakefile loads fast; tests/test_workflow.py checks they agree)
 FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
            "training_dynamics", "countdown_transfer")
+# the figure tables fgx.analysis.findings checks the paper's findings against
+FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages
@@ -475,6 +477,12 @@ def figure_targets(config: Mapping) -> list[str]:
     return [f"figures/{name}.pdf" for name in FIGURES
             if (name != "countdown_transfer" or countdown_enabled(config))
             and (name != "model_contrasts" or contrast_pairs(config))]
+
+
+def findings_inputs(config: Mapping) -> list[str]:
+    """The CSVs of the figures the findings read, among those the config asks for."""
+    return [pdf[:-len(".pdf")] + ".csv" for pdf in figure_targets(config)
+            if pdf[len("figures/"):-len(".pdf")] in FINDINGS_TABLES]
 
 
 def extra_targets(config: Mapping) -> list[str]:

@@ -17,6 +17,8 @@ Differences are paired (both models on the same test prompts; ``figures/model_co
 points of pass@1. Several runs (seeds) side by side::
 
     python -m fgx.analysis.findings figures/ ../seed1/figures/ --labels "seed 0" "seed 1" [--out findings.md]
+
+One run's verdicts are also a DAG target, ``results/analysis/findings.md`` (rule ``findings``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from fgx.workflow import RFT_ITER
+from fgx.workflow import FINDINGS_TABLES, RFT_ITER
 
-TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
+TABLES = FINDINGS_TABLES
 TARGET_LEAD = 0.15      # the reproduction's target at Level 3 (issue 6): RL L2 - RL L1 >= 15 points
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
@@ -43,12 +45,22 @@ def last_rft_iteration(models) -> str | None:
     return max(iters, key=lambda m: int(RFT_ITER.match(m)[1])) if iters else None
 
 
+def load_tables(paths: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
+    """One run's figure CSVs given as files (the `findings` rule's inputs), keyed by figure name."""
+    tables = {}
+    for path in map(Path, paths):
+        if path.stem not in TABLES:
+            raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(TABLES)})")
+        tables[path.stem] = pd.read_csv(path)
+    return tables
+
+
 def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
     """The figure CSVs present in ``figures_dir`` (absent ones are left out)."""
     d = Path(figures_dir)
     if not d.is_dir():
         raise FileNotFoundError(f"{d}: no such directory; pass the figures/ directory of a run")
-    tables = {name: pd.read_csv(d / f"{name}.csv") for name in TABLES if (d / f"{name}.csv").exists()}
+    tables = load_tables([d / f"{name}.csv" for name in TABLES if (d / f"{name}.csv").exists()])
     if not tables:
         raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in TABLES)}; build them with "
                                 "`snakemake figures/passk_level_curve.pdf figures/model_contrasts.pdf ...`")
@@ -218,17 +230,27 @@ def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m fgx.analysis.findings", description=__doc__.split("\n\n")[0])
-    p.add_argument("figures", nargs="+", help="a run's figures/ directory (several: one column each)")
+    p.add_argument("figures", nargs="*", help="a run's figures/ directory (several: one column each)")
+    p.add_argument("--tables", nargs="+", metavar="CSV",
+                   help="instead of directories: one run's figure CSVs (what the `findings` rule passes)")
     p.add_argument("--labels", nargs="+", help="column labels, one per directory (default: the directories)")
     p.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], help="levels of the pass@1 table")
     p.add_argument("--out", help="write the Markdown here as well")
     a = p.parse_args(argv)
-    labels = a.labels or a.figures
-    if len(labels) != len(a.figures):
-        p.error(f"--labels: {len(labels)} labels for {len(a.figures)} directories; give one per directory")
+    if bool(a.figures) == bool(a.tables):
+        p.error("give either figures/ directories or --tables CSV files (one run), not both or neither")
+    if a.tables:
+        labels = a.labels or ["this run"]
+        if len(labels) != 1:
+            p.error(f"--labels: {len(labels)} labels for one run (--tables); give one")
+    else:
+        labels = a.labels or a.figures
+        if len(labels) != len(a.figures):
+            p.error(f"--labels: {len(labels)} labels for {len(a.figures)} directories; give one per directory")
     try:
-        runs = [(label, load_run(d)) for label, d in zip(labels, a.figures)]
-    except FileNotFoundError as err:
+        runs = ([(labels[0], load_tables(a.tables))] if a.tables
+                else [(label, load_run(d)) for label, d in zip(labels, a.figures)])
+    except (FileNotFoundError, ValueError) as err:
         raise SystemExit(str(err))
     text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
             f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")
