@@ -115,6 +115,8 @@ def test_artifacts_are_inspectable(smoke_run):
         AutoTokenizer.from_pretrained(path)
     leakage = yaml.safe_load((smoke_run / "results/data/strings/leakage.json").read_text())
     assert leakage["ok"] and leakage["n_leaked_rows"] == 0
+    findings = (smoke_run / "results/analysis/findings.md").read_text()
+    assert "| finding | paper (Llama-3.1-8B) | this run |" in findings and "| Stage-1 base |" in findings
 
 
 def test_every_job_logged_and_benchmarked(smoke_run):
