@@ -471,18 +471,21 @@ def browser_settings(config: Mapping) -> str:
     return dumps({"per_cell": 3, "seed": derive_seed(config["seed"], "browser")})
 
 
-def figure_targets(config: Mapping) -> list[str]:
-    """Every figure the config asks for (countdown_transfer only with countdown.enabled,
+def planned_figures(config: Mapping) -> list[str]:
+    """The names of every figure the config asks for (countdown_transfer only with countdown.enabled,
     model_contrasts only where the RL runs make a pair to compare)."""
-    return [f"figures/{name}.pdf" for name in FIGURES
+    return [name for name in FIGURES
             if (name != "countdown_transfer" or countdown_enabled(config))
             and (name != "model_contrasts" or contrast_pairs(config))]
 
 
+def figure_targets(config: Mapping) -> list[str]:
+    return [f"figures/{name}.pdf" for name in planned_figures(config)]
+
+
 def findings_inputs(config: Mapping) -> list[str]:
     """The CSVs of the figures the findings read, among those the config asks for."""
-    return [pdf[:-len(".pdf")] + ".csv" for pdf in figure_targets(config)
-            if pdf[len("figures/"):-len(".pdf")] in FINDINGS_TABLES]
+    return [f"figures/{name}.csv" for name in planned_figures(config) if name in FINDINGS_TABLES]
 
 
 def extra_targets(config: Mapping) -> list[str]:
