@@ -32,7 +32,6 @@ import pandas as pd
 
 from fgx.workflow import FINDINGS_TABLES, RFT_ITER
 
-TABLES = FINDINGS_TABLES
 TARGET_LEAD = 0.15      # the reproduction's target at Level 3 (issue 6): RL L2 - RL L1 >= 15 points
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
@@ -49,8 +48,8 @@ def load_tables(paths: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
     """One run's figure CSVs given as files (the `findings` rule's inputs), keyed by figure name."""
     tables = {}
     for path in map(Path, paths):
-        if path.stem not in TABLES:
-            raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(TABLES)})")
+        if path.stem not in FINDINGS_TABLES:
+            raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(FINDINGS_TABLES)})")
         tables[path.stem] = pd.read_csv(path)
     return tables
 
@@ -60,9 +59,9 @@ def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
     d = Path(figures_dir)
     if not d.is_dir():
         raise FileNotFoundError(f"{d}: no such directory; pass the figures/ directory of a run")
-    tables = load_tables([d / f"{name}.csv" for name in TABLES if (d / f"{name}.csv").exists()])
+    tables = load_tables([d / f"{name}.csv" for name in FINDINGS_TABLES if (d / f"{name}.csv").exists()])
     if not tables:
-        raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in TABLES)}; build them with "
+        raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in FINDINGS_TABLES)}; build them with "
                                 "`snakemake figures/passk_level_curve.pdf figures/model_contrasts.pdf ...`")
     return tables
 
