@@ -27,7 +27,7 @@ rule generate_strings:
 
 rule check_leakage:
     input:
-        test=expand("results/data/strings/{split}.parquet", split=["test", "val"]),
+        test=expand("results/data/strings/{split}.parquet", split=wf.eval_splits(config)),
         train=expand("results/data/strings/{split}.parquet", split=wf.training_splits(config)),
     output:
         "results/data/strings/leakage.json",

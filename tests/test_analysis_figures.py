@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval  # noqa: E402
 from fgx.analysis.sample_browser import render_html  # noqa: E402
 from fgx.figures import failure_modes as FIG_FM  # noqa: E402
+from fgx.figures import function_transfer as FIG_FT  # noqa: E402
 from fgx.figures import model_contrasts as FIG_MC  # noqa: E402
 from fgx.figures import training_dynamics as FIG_TD  # noqa: E402
 from fgx.io import write_parquet  # noqa: E402
@@ -23,9 +24,10 @@ from fgx.tasks.strings import generate  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def eval_parquet(path, wrong_share: int, seed=0):
+def eval_parquet(path, wrong_share: int, seed=0, split="test", max_level=3):
     """An eval parquet like scripts/sample.py writes: levels 2-3, 4 responses per prompt."""
-    df = generate(stage=2, split="test", min_level=2, max_level=3, num=4, seed=seed, style="compact")
+    df = generate(stage=2, split=split, min_level=2, max_level=max_level, num=2 * (max_level - 1), seed=seed,
+                  style="compact")
     responses = []
     for _, row in df.iterrows():
         sol = row["extra_info"]["solution"]
@@ -82,6 +84,30 @@ def test_model_contrasts_figure(tmp_path):
     other = str(eval_parquet(tmp_path / "other" / "rl_level1" / "test.parquet", wrong_share=3, seed=5))
     with pytest.raises(ValueError, match="not evaluated on the same prompts"):
         FIG_MC.table([paths["rl_level2"], other], {"pairs": [["rl_level2", "rl_level1"]]})
+
+
+def test_function_transfer_figure(tmp_path):
+    # held-out functions (Levels 2-4): rl_level2 right 2 of 4, rl_level1 1 of 4; train functions (Levels 2-3):
+    # rl_level2 4 of 4, rl_level1 1 of 4. The held-out side is cut to the train-functions set's levels.
+    paths = [str(eval_parquet(tmp_path / "eval" / m / "test.parquet", wrong_share=w, max_level=4))
+             for m, w in (("rl_level2", 2), ("rl_level1", 3))]
+    paths += [str(eval_parquet(tmp_path / "eval" / m / "test_train_funcs.parquet", wrong_share=w, split="train"))
+              for m, w in (("rl_level2", 0), ("rl_level1", 3))]
+    settings = {"pairs": [["rl_level2", "rl_level1"]], "bootstrap": 200, "bootstrap_seed": 3}
+    table = FIG_FT.table(paths, settings)
+    assert list(table.columns) == FIG_FT.COLUMNS
+    assert table["functions"].tolist() == ["held-out functions"] * 2 + ["train functions"] * 2
+    assert table["level"].tolist() == [2, 3, 2, 3]
+    assert table["diff"].tolist() == pytest.approx([0.25, 0.25, 0.75, 0.75])
+    assert table["n_prompts"].tolist() == [2, 2, 2, 2]
+    assert table["source"].tolist() == [paths[0]] * 2 + [paths[2]] * 2 and (table["source_b"] == table["source_b"]).all()
+    pdf = tmp_path / "function_transfer.pdf"
+    FIG_FT.draw(table, pdf, settings)
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="results/eval/rl_level1/test_train_funcs.parquet"):
+        FIG_FT.table(paths[:3], settings)
+    with pytest.raises(ValueError, match="neither a test.parquet"):
+        FIG_FT.table(paths + [str(tmp_path / "eval" / "stage1" / "val.parquet")], settings)
 
 
 def metrics_parquet(path, metrics):

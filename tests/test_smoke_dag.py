@@ -55,7 +55,7 @@ def modified_config(work, tmp_path, edit):
 
 def test_figures_and_tables(smoke_run):
     for name in ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
-                 "training_dynamics", "countdown_transfer"):
+                 "training_dynamics", "countdown_transfer", "function_transfer"):
         pdf, csv = smoke_run / f"figures/{name}.pdf", smoke_run / f"figures/{name}.csv"
         assert pdf.read_bytes()[:4] == b"%PDF"
         table = pd.read_csv(csv)
@@ -78,6 +78,14 @@ def test_figures_and_tables(smoke_run):
     for _, row in contrasts[contrasts["b"] != "rft_level2_iter2"].iterrows():
         assert row["diff"] == pytest.approx(at_1[(row["a"], row["level"])] - at_1[(row["b"], row["level"])])
         assert row["ci_low"] - 1e-9 <= row["diff"] <= row["ci_high"] + 1e-9
+    # the same pairs on the held-out functions (where they equal model_contrasts' differences) and on new
+    # compositions of the train functions (data.test_train_funcs_levels: [2, 3] in the smoke config)
+    transfer = pd.read_csv(smoke_run / "figures/function_transfer.csv")
+    assert transfer[["a", "b"]].drop_duplicates().values.tolist() == contrasts[["a", "b"]].drop_duplicates().values.tolist()
+    assert set(transfer["level"]) == {2, 3} and set(transfer["functions"]) == {"held-out functions", "train functions"}
+    held = transfer[transfer["functions"] == "held-out functions"].set_index(["a", "b", "level"])["diff"]
+    assert held.to_dict() == pytest.approx(contrasts.set_index(["a", "b", "level"])["diff"].loc[held.index].to_dict())
+    assert (transfer[transfer["functions"] == "train functions"]["source"].str.endswith("/test_train_funcs.parquet")).all()
     curves = pd.read_csv(smoke_run / "figures/rl_level_accuracy.csv")
     assert set(curves["model"]) == {"rl_level1", "rl_level2", "rl_level1to2"}
     assert curves["step"].max() == 4
@@ -129,11 +137,12 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml") == {}, "smoke run left work undone"
     changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models and Countdown
-    # 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2, rl_level1to2)
+    # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models (held-out and train
+    # functions) and Countdown 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2,
+    # rl_level1to2)
     assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
-    assert jobs.pop("evaluate") == 3 + 3 * 3 and jobs.pop("metrics") == 3
-    assert jobs.pop("figure") == 7 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
+    assert jobs.pop("evaluate") == 3 + 3 + 3 * 3 and jobs.pop("metrics") == 3
+    assert jobs.pop("figure") == 8 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
     assert jobs.pop("findings") == 1
     assert set(jobs) <= {"all"}
 

@@ -91,7 +91,7 @@ def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     prior = "results/data/strings/pretrain_prior.parquet"
     assert wf.generate_exclusions(config, "test") == wf.generate_exclusions(config, "val") == [prior]
     assert wf.generate_args(config, "test").endswith(f"--exclude {prior}")
-    assert not any(wf.generate_exclusions(config, s) for s in wf.string_splits(config) if s not in ("test", "val"))
+    assert not any(wf.generate_exclusions(config, s) for s in wf.training_splits(config))
     no_prior = {**config, "data": {**config["data"], "pretrain_prior_problems": 0}}
     assert wf.generate_exclusions(no_prior, "test") == []
     llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
@@ -110,13 +110,47 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     assert wf.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in wf.training_splits(config)
     assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
     assert after["pretrain_steps"].startswith("--stage 1 ") and after["pretrain_steps"].endswith("--first-step")
-    assert sorted(s for s in before if before[s] != after[s]) == ["test", "val"]
+    assert sorted(s for s in before if before[s] != after[s]) == ["test", "test_train_funcs", "val"]
     steps = "results/data/strings/pretrain_steps.parquet"
     assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
     config["data"]["pretrain_step_levels"] = [3, 4]
     assert " --min-level 3 --max-level 4 " in wf.generate_args(config, "pretrain_steps")
     llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
     assert "pretrain_steps" not in wf.string_splits(llm) and wf.generate_exclusions(llm, "test") == []
+
+
+def test_test_set_over_the_train_functions(config):
+    """data.test_train_funcs_per_level adds a Stage-2 set over the train functions, in the test partition,
+    that leaves out every Stage-2 training file; no model learns from it, the leakage check reads it, and
+    the function_transfer figure compares the contrast pairs on it and on the held-out test set."""
+    spec = wf.string_split_spec(config, "test_train_funcs")
+    lo, hi = config["data"]["test_train_funcs_levels"]
+    assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "train", lo, hi)
+    assert spec["num"] == config["data"]["test_train_funcs_per_level"] * (hi - lo + 1)
+    args = wf.generate_args(config, "test_train_funcs")
+    assert "--partition test " in args and "--split train " in args
+    excluded = wf.generate_exclusions(config, "test_train_funcs")
+    assert excluded[:2] == wf.generate_exclusions(config, "test")
+    assert excluded[2:] == [f"results/data/strings/{s}.parquet"
+                            for s in ("level1", "level2", "level1to2", "level2_chunk1", "level2_chunk2")]
+    assert "test_train_funcs" in wf.eval_splits(config) and "test_train_funcs" not in wf.training_splits(config)
+    assert wf.planned_figures(config)[-1] == "function_transfer"
+    models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
+    assert wf.figure_inputs(config, "function_transfer") == [
+        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_train_funcs") for m in models]
+    assert json.loads(wf.figure_settings(config, "function_transfer"))["pairs"] == wf.contrast_pairs(config)
+    # a test-set knob: the other splits' arguments stay as they are
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    config["data"]["test_train_funcs_levels"] = [2, 3]
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["test_train_funcs"]
+    config["data"]["test_train_funcs_per_level"] = 0
+    assert "test_train_funcs" not in wf.string_splits(config) and wf.eval_splits(config) == ["test", "val"]
+    assert "function_transfer" not in wf.planned_figures(config)
+    with pytest.raises(ValueError, match="unknown string-task split"):
+        wf.string_split_spec(config, "test_train_funcs")
+    config["data"].pop("test_train_funcs_per_level")  # configs from before the key: no such set
+    assert "test_train_funcs" not in wf.string_splits(config)
 
 
 def test_model_lineage(config):
@@ -150,15 +184,17 @@ def test_dry_run_builds_every_figure():
     for rule in ["generate_strings", "check_leakage", "pretrain_base", "rollout", "filter_rollouts",
                  "rft_sft", "rl", "evaluate", "metrics", "figure", "sample_browser", "findings"]:
         assert jobs.get(rule, 0) >= 1, (rule, jobs)
-    assert jobs["rl"] == 3 and jobs["figure"] == 7 and jobs["rl_multi"] == 2 and jobs["findings"] == 1
+    assert jobs["rl"] == 3 and jobs["figure"] == 8 and jobs["rl_multi"] == 2 and jobs["findings"] == 1
 
 
 @pytest.mark.parametrize("overlay", ["config.quick.yaml", "config.chars.yaml"])
 def test_dry_run_with_a_quick_schedule_overlay(overlay):
-    """Both overlays drop the first-step problems (pretrain_steps) from the DAG, nothing else."""
+    """Both overlays drop the first-step problems (pretrain_steps) and the test set over the train functions
+    (its problem set, five evaluations, one figure) from the DAG, nothing else."""
     jobs = dry_run_jobs("--configfile", overlay)
     default = dry_run_jobs()
-    assert jobs == {**default, "generate_strings": default["generate_strings"] - 1}
+    assert jobs == {**default, "generate_strings": default["generate_strings"] - 2,
+                    "evaluate": default["evaluate"] - 5, "figure": default["figure"] - 1}
 
 
 def test_figure_lists_agree():

@@ -101,7 +101,7 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
             and (config.get("model", {}) or {}).get("source") == "scratch"):
         problems.append("key 'data.pretrain_step_problems': first-step problems are written in the compact style "
                         f"(the tiny model's pretraining), got task.style: {task.get('style')}; set it to 0")
-    for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels"):
+    for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels", "test_train_funcs_levels"):
         levels = (config.get("data", {}) or {}).get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")

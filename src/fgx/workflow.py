@@ -17,7 +17,7 @@ RL_RUNS = ("level1", "level2", "level1to2")
 # the figure targets, one fgx.figures module each (the same tuple as fgx.figures.FIGURES, kept free of
 # its pandas import so that the Snakefile loads fast; tests/test_workflow.py checks they agree)
 FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
-           "training_dynamics", "countdown_transfer")
+           "training_dynamics", "countdown_transfer", "function_transfer")
 # the figure tables fgx.analysis.findings checks the paper's findings against
 FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
@@ -34,6 +34,9 @@ STRING_BASE_RUN = "level1to2"                # "String-Base + RL L1+2": the Sect
 
 # Stage-2 train splits: (min level, max level) over the train functions.
 TRAIN_SPLIT_LEVELS = {"level1": (1, 1), "level2": (2, 2), "level1to2": (1, 2)}
+# A second test set over the *train* functions (new expressions only): the function_transfer figure
+# compares each RL gain there with the same gain on the held-out functions of the main test set.
+TEST_TRAIN_FUNCS = "test_train_funcs"
 
 
 def derive_seed(seed: int, *names: Any) -> int:
@@ -50,11 +53,21 @@ def dumps(obj: Any) -> str:
 # ---------------------------------------------------------------------------- data splits
 def string_splits(config: Mapping) -> list[str]:
     """Every string-task split the config asks for."""
-    splits = ["stage1", "test", "val", *TRAIN_SPLIT_LEVELS]
+    splits = ["stage1", *eval_splits(config), *TRAIN_SPLIT_LEVELS]
     if config["model"]["source"] == "scratch":
         splits += pretrain_splits(config)
     splits += [f"level2_chunk{i}" for i in range(1, config["data"]["rft_chunks"] + 1)]
     return splits
+
+
+def test_train_funcs_enabled(config: Mapping) -> bool:
+    return bool(config["data"].get("test_train_funcs_per_level", 0))
+
+
+def eval_splits(config: Mapping) -> list[str]:
+    """The string-task splits no model learns from: the held-out test and validation sets, and (if
+    data.test_train_funcs_per_level > 0) the test set over the train functions."""
+    return ["test", "val"] + ([TEST_TRAIN_FUNCS] if test_train_funcs_enabled(config) else [])
 
 
 def pretrain_splits(config: Mapping) -> list[str]:
@@ -103,6 +116,10 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     elif split == "val":
         spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
                     num=data["val_per_level"] * (hi - lo + 1))
+    elif split == TEST_TRAIN_FUNCS and test_train_funcs_enabled(config):
+        lo_t, hi_t = data.get("test_train_funcs_levels", [2, 4])
+        spec = dict(stage=2, split="train", min_level=lo_t, max_level=hi_t,
+                    num=data["test_train_funcs_per_level"] * (hi_t - lo_t + 1))
     elif (m := re.fullmatch(r"level2_chunk(\d+)", split)) and 1 <= int(m[1]) <= data["rft_chunks"]:
         spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"])
     else:
@@ -114,11 +131,18 @@ def generate_exclusions(config: Mapping, split: str) -> list[str]:
     """Files whose expressions a split must not contain: the test and validation sets leave out the
     pretraining prior's nested expressions and the first-step problems' compositions (drawn over all
     25 functions, they can hit an exact test expression, such as ``func_0((x + x))``, once values are
-    short; the leakage check would then fail). Only this direction: a test-set knob never reruns
-    pretraining."""
-    if split not in ("test", "val") or config["model"]["source"] != "scratch":
+    short; the leakage check would then fail). The test set over the train functions also leaves out
+    every Stage-2 training file (the hash partition keeps only function-free expressions apart; these
+    share the train functions). Only this direction: a test-set knob never reruns training."""
+    if split not in eval_splits(config):
         return []
-    return [data_path(config, s) for s in pretrain_splits(config) if s in ("pretrain_prior", "pretrain_steps")]
+    out = []
+    if config["model"]["source"] == "scratch":
+        out += [data_path(config, s) for s in pretrain_splits(config) if s in ("pretrain_prior", "pretrain_steps")]
+    if split == TEST_TRAIN_FUNCS:
+        out += [data_path(config, s) for s in string_splits(config)
+                if s in TRAIN_SPLIT_LEVELS or s.startswith("level2_chunk")]
+    return out
 
 
 def generate_args(config: Mapping, split: str) -> str:
@@ -154,6 +178,8 @@ def split_partition(split: str) -> str:
     by design; the leakage check reports them as expected overlap)."""
     if split in ("test", "val"):
         return split
+    if split == TEST_TRAIN_FUNCS:
+        return "test"
     if split in TRAIN_SPLIT_LEVELS or split.startswith("level2_chunk"):
         return "train"
     return "none"
@@ -218,7 +244,7 @@ def data_path(config: Mapping, split: str) -> str:
 
 def training_splits(config: Mapping) -> list[str]:
     """Splits a model may learn from (the leakage check compares the test set against these)."""
-    return [s for s in string_splits(config) if s not in ("test", "val")]
+    return [s for s in string_splits(config) if s not in eval_splits(config)]
 
 
 # ---------------------------------------------------------------------------- models
@@ -386,17 +412,17 @@ def metrics_settings(config: Mapping) -> str:
 # which `figures:` keys each figure reads (so a plot knob reruns only its own figure)
 FIGURE_KEYS = {"passk_level_curve": ("passk_ks", "passk_levels"), "rl_level_accuracy": (), "rft_vs_rl": (),
                "failure_modes": ("failure_level",), "training_dynamics": (),
-               "countdown_transfer": (), "model_contrasts": ()}
+               "countdown_transfer": (), "model_contrasts": (), "function_transfer": ()}
 
 
 def figure_settings(config: Mapping, figure: str) -> str:
     keys = FIGURE_KEYS[figure]
     extra = {}
-    if figure in ("countdown_transfer", "model_contrasts"):  # bootstrap CIs over prompts, as the metrics rule's
+    if figure in ("countdown_transfer", "model_contrasts", "function_transfer"):  # bootstrap CIs over prompts
         e = config["evaluate"]
         extra = {"bootstrap": e.get("bootstrap", 1000), "ci": e.get("ci", 0.95),
                  "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
-    if figure == "model_contrasts":
+    if figure in ("model_contrasts", "function_transfer"):
         extra["pairs"] = contrast_pairs(config)
     return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}, **extra})
 
@@ -458,9 +484,10 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"{rl_dir(rl_model(run))}/metrics.parquet" for run in runs]
     if figure == "failure_modes":
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
-    if figure == "model_contrasts":
+    if figure in ("model_contrasts", "function_transfer"):
         models = dict.fromkeys(m for pair in contrast_pairs(config) for m in pair)
-        return [f"results/eval/{m}/test.parquet" for m in models]
+        splits = ["test", TEST_TRAIN_FUNCS] if figure == "function_transfer" else ["test"]
+        return [f"results/eval/{m}/{split}.parquet" for split in splits for m in models]
     if figure == "countdown_transfer":
         return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)
                 for split in countdown_test_splits(config)]
@@ -473,10 +500,12 @@ def browser_settings(config: Mapping) -> str:
 
 def planned_figures(config: Mapping) -> list[str]:
     """The names of every figure the config asks for (countdown_transfer only with countdown.enabled,
-    model_contrasts only where the RL runs make a pair to compare)."""
+    model_contrasts only where the RL runs make a pair to compare, function_transfer only with a test set
+    over the train functions too)."""
     return [name for name in FIGURES
             if (name != "countdown_transfer" or countdown_enabled(config))
-            and (name != "model_contrasts" or contrast_pairs(config))]
+            and (name not in ("model_contrasts", "function_transfer") or contrast_pairs(config))
+            and (name != "function_transfer" or test_train_funcs_enabled(config))]
 
 
 def figure_targets(config: Mapping) -> list[str]:

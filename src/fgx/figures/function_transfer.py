@@ -1,0 +1,91 @@
+"""Do the RL gains carry over to held-out functions? The paired differences of ``model_contrasts``
+(pass@1 of A minus B, paired bootstrap CI over prompts) on two test sets side by side:
+
+- ``held-out functions``: the main test set (``results/eval/{model}/test.parquet``), compositions of
+  the eval functions no Stage-2 model trains on (what the paper's claims are about);
+- ``train functions``: ``results/eval/{model}/test_train_funcs.parquet``, new compositions of the
+  functions Stage-2 RL and RFT train on (no expression of a training file; levels
+  ``data.test_train_funcs_levels``).
+
+A gain that is larger on the train functions is partly learnt per function (an atomic step that RL
+made more reliable inside compositions), and only the rest transfers; the two bars at one level
+separate the two. Levels: those of the train-functions set (the held-out side is cut to them).
+
+Inputs: the eval parquets of both sets for every model of ``pairs`` (the model is the parent
+directory's name, the set the file name). Settings: ``pairs`` ([[A, B], ...]; required),
+``bootstrap`` (default 1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fgx.figures import read_with_provenance
+from fgx.figures.style import label, setup
+from fgx.metrics import level_contrast
+
+# the two test sets: eval file stem -> the label the table and the plot use
+SETS = {"test": "held-out functions", "test_train_funcs": "train functions"}
+COLUMNS = ["a", "b", "functions", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high",
+           "p_a_better", "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
+
+
+def table(inputs, settings) -> pd.DataFrame:
+    settings = settings or {}
+    evals: dict[tuple[str, str], pd.DataFrame] = {}
+    for p in inputs:
+        stem = Path(p).stem
+        if stem not in SETS:
+            raise ValueError(f"function_transfer: {p} is neither a test.parquet nor a test_train_funcs.parquet "
+                             "evaluation (results/eval/<model>/<set>.parquet)")
+        evals[(Path(p).parent.name, stem)] = read_with_provenance(p)
+    train_levels = sorted({lv for (_, stem), df in evals.items() if stem == "test_train_funcs"
+                           for lv in df["level"].unique()})
+    rows = []
+    for i, (a, b) in enumerate(settings["pairs"]):
+        for j, stem in enumerate(SETS):
+            missing = [m for m in (a, b) if (m, stem) not in evals]
+            if missing:
+                raise ValueError(f"function_transfer: pair {a} - {b} needs results/eval/{missing[0]}/{stem}.parquet "
+                                 f"among the inputs (got {', '.join(map(str, inputs))})")
+            ea, eb = evals[(a, stem)], evals[(b, stem)]
+            if train_levels:
+                ea, eb = ea[ea["level"].isin(train_levels)], eb[eb["level"].isin(train_levels)]
+            contrast = level_contrast(ea, eb, [1], resamples=int(settings.get("bootstrap", 1000)),
+                                      ci=float(settings.get("ci", 0.95)),
+                                      seed=int(settings.get("bootstrap_seed", 0)) + 2 * i + j, names=(a, b))
+            contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
+            rows.append(contrast.assign(a=a, b=b, functions=SETS[stem], source=ea["source"].iloc[0],
+                                        config_hash=ea["config_hash"].iloc[0], source_b=eb["source"].iloc[0],
+                                        config_hash_b=eb["config_hash"].iloc[0]))
+    return pd.concat(rows, ignore_index=True)[COLUMNS]
+
+
+def draw(df: pd.DataFrame, pdf, settings) -> None:
+    setup()
+    pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
+    levels = sorted(df["level"].unique())
+    colours = {"held-out functions": "tab:blue", "train functions": "tab:orange"}
+    fig, axes = plt.subplots(1, len(pairs), figsize=(2.9 * len(pairs) + 0.6, 3.4), squeeze=False, sharey=True)
+    x = np.arange(len(levels))
+    width = 0.38
+    for ax, (a, b) in zip(axes[0], pairs):
+        for i, functions in enumerate(SETS.values()):
+            m = df[(df["a"] == a) & (df["b"] == b) & (df["functions"] == functions)].set_index("level").reindex(levels)
+            err = np.vstack([m["diff"] - m["ci_low"], m["ci_high"] - m["diff"]]) * 100
+            ax.bar(x + (i - 0.5) * width, 100 * m["diff"], width, yerr=err, capsize=1.5, color=colours[functions],
+                   label=functions)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(x, [f"L{lv}" for lv in levels])
+        ax.set_title(f"{label(a)} − {label(b)}", fontsize=8)
+    axes[0][0].set_ylabel("pass@1 difference (points)")
+    axes[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle("RL gains on new compositions of the train functions vs the held-out functions "
+                 "(95 % paired bootstrap CI)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(pdf, format="pdf")
+    plt.close(fig)
