@@ -179,3 +179,8 @@ def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
     assert jobs.get("evaluate") == 6  # every evaluated model, nothing upstream of them
+    # the test set over the train functions is a knob of its own: its set, the leakage check, the five
+    # evaluations of the function_transfer figure and that figure; nothing that trains, no other figure
+    changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_train_funcs_per_level=3))
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {
+        "generate_strings": 1, "check_leakage": 1, "evaluate": 5, "figure": 1, "all": 1}
