@@ -134,3 +134,26 @@ def test_cli_reads_one_runs_tables_as_files_as_the_rule_does(tmp_path, capsys):
         F.main(["--tables", str(other)])
     with pytest.raises(SystemExit):  # directories and files together
         F.main([str(tmp_path), "--tables", *paths])
+
+
+def _transfer(diffs: dict) -> pd.DataFrame:
+    """function_transfer rows: diffs[(functions, level)] for the pair RL Level 2 - RL Level 1."""
+    return pd.DataFrame([{"a": "rl_level2", "b": "rl_level1", "functions": f, "level": lv, "diff": d,
+                          "ci_low": d - 0.05, "ci_high": d + 0.05} for (f, lv), d in diffs.items()])
+
+
+def test_transfer_table_sets_train_functions_beside_held_out_ones_without_a_verdict(tmp_path, capsys):
+    assert F.transfer_markdown([("run", _tables(0.2))]) == ""  # no function_transfer table: no section
+    t0 = _transfer({("held-out functions", 2): 0.07, ("held-out functions", 3): -0.0004,
+                    ("train functions", 2): 0.12, ("train functions", 3): 0.19})
+    text = F.transfer_markdown([("seed 0", {"function_transfer": t0}), ("seed 1", {})])
+    assert "| pair | functions | seed 0: Levels 2 / 3 | seed 1: Levels 2 / 3 |" in text
+    assert "| RL Level 2 − RL Level 1 | held-out functions | +7.0 / +0.0 | not run |" in text
+    assert "| RL Level 2 − RL Level 1 | train functions | +12.0 / +19.0 | not run |" in text
+    tables = _tables(0.2)
+    for name, table in {**tables, "function_transfer": t0}.items():
+        table.to_csv(tmp_path / f"{name}.csv", index=False)
+    assert F.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Learnt per function, or carried over?" in out and "+19.0" in out
+    assert out.index("The paper's findings") < out.index("Learnt per function")

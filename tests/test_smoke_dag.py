@@ -125,6 +125,7 @@ def test_artifacts_are_inspectable(smoke_run):
     assert leakage["ok"] and leakage["n_leaked_rows"] == 0
     findings = (smoke_run / "results/analysis/findings.md").read_text()
     assert "| finding | paper (Llama-3.1-8B) | this run |" in findings and "| Stage-1 base |" in findings
+    assert "| RL Level 2 − RL Level 1 | train functions | " in findings  # the function_transfer diagnostic
 
 
 def test_every_job_logged_and_benchmarked(smoke_run):
@@ -180,7 +181,8 @@ def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
     assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
     assert jobs.get("evaluate") == 6  # every evaluated model, nothing upstream of them
     # the test set over the train functions is a knob of its own: its set, the leakage check, the five
-    # evaluations of the function_transfer figure and that figure; nothing that trains, no other figure
+    # evaluations of the function_transfer figure, that figure and the findings that read it; nothing that
+    # trains, no other figure
     changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_train_funcs_per_level=3))
     assert planned_jobs(smoke_run, "--configfile", str(changed)) == {
-        "generate_strings": 1, "check_leakage": 1, "evaluate": 5, "figure": 1, "all": 1}
+        "generate_strings": 1, "check_leakage": 1, "evaluate": 5, "figure": 1, "findings": 1, "all": 1}

@@ -205,9 +205,12 @@ def test_figure_lists_agree():
 
 def test_findings_read_the_tables_of_the_figures_planned(config):
     assert wf.findings_inputs(config) == [f"figures/{n}.csv" for n in
-                                          ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer")]
+                                          ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer",
+                                           "function_transfer")]
     config["countdown"]["enabled"] = False
     assert "figures/countdown_transfer.csv" not in wf.findings_inputs(config)
+    config["data"]["test_train_funcs_per_level"] = 0
+    assert "figures/function_transfer.csv" not in wf.findings_inputs(config)
     assert set(wf.FINDINGS_TABLES) <= set(wf.FIGURES)
 
 

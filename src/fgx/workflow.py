@@ -19,7 +19,7 @@ RL_RUNS = ("level1", "level2", "level1to2")
 FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
            "training_dynamics", "countdown_transfer", "function_transfer")
 # the figure tables fgx.analysis.findings checks the paper's findings against
-FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer")
+FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages

@@ -1,10 +1,12 @@
 """The paper's findings, checked against one or more runs' figure tables.
 
 Reads the CSVs the `figure` rule writes (``figures/passk_level_curve.csv``, ``model_contrasts.csv``,
-``rft_vs_rl.csv``, ``countdown_transfer.csv``; a missing file or model leaves its findings "not run")
-and prints two Markdown tables: pass@1 per model and level, and each of the
+``rft_vs_rl.csv``, ``countdown_transfer.csv``, ``function_transfer.csv``; a missing file or model leaves its
+findings "not run") and prints Markdown tables: pass@1 per model and level, each of the
 paper's findings beside the paper's number, with what each run measured and a verdict computed by a
-fixed rule (not by eye):
+fixed rule (not by eye), and (where a run has ``function_transfer.csv``) each contrast on the held-out
+functions beside the same contrast on new compositions of the train functions, with no verdict: a
+diagnostic of how much of an RL gain is learnt per function. Verdicts:
 
 - *holds*: the finding as the paper states it; for "RL on Level 2 beats RL on Level 1 at Level 3"
   that is at least ``TARGET_LEAD`` (15 points, the reproduction's target) with the two models' own
@@ -67,7 +69,7 @@ def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+    return f"{round(100 * x, 1) + 0.0:+.1f}"  # + 0.0: a difference that rounds to zero reads +0.0, not -0.0
 
 
 def _ci(lo: float, hi: float) -> str:
@@ -217,6 +219,34 @@ def pass1_markdown(runs: Sequence[tuple[str, Mapping]], levels: Sequence[int] = 
     return "\n".join(lines)
 
 
+def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
+    """Per contrast pair, its pass@1 differences on the held-out and on the train functions (levels of the
+    function_transfer table), one column per run; "" when no run has the table."""
+    tables = [t.get("function_transfer") for _, t in runs]
+    if all(t is None for t in tables):
+        return ""
+    present = [t for t in tables if t is not None]
+    pairs = list(dict.fromkeys((a, b) for t in present for a, b in zip(t["a"], t["b"])))
+    levels = sorted({int(lv) for t in present for lv in t["level"]})
+    head = "| pair | functions | " + " | ".join(f"{label}: Levels {' / '.join(map(str, levels))}"
+                                              for label, _ in runs) + " |"
+    lines = [head, "|---" * (len(runs) + 2) + "|"]
+    name = {**PASS1_MODELS, "stage1": "Stage-1"}
+    for a, b in pairs:
+        label_b = name.get(b) or b.replace("rft_level2_iter", "iterative RFT, iteration ")
+        for functions in ("held-out functions", "train functions"):
+            cells = []
+            for t in tables:
+                rows = None if t is None else t[(t["a"] == a) & (t["b"] == b) & (t["functions"] == functions)]
+                if rows is None or rows.empty:
+                    cells.append("not run")
+                    continue
+                rows = rows.set_index("level")
+                cells.append(" / ".join(_pts(rows.loc[lv, "diff"]) if lv in rows.index else "–" for lv in levels))
+            lines.append(f"| {name.get(a, a)} − {label_b} | {functions} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
     checked = [check(t) for _, t in runs]
     head = "| finding | paper (Llama-3.1-8B) | " + " | ".join(label for label, _ in runs) + " |"
@@ -253,6 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(str(err))
     text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
             f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")
+    transfer = transfer_markdown(runs)
+    if transfer:
+        text += ("\nLearnt per function, or carried over? The same differences (points of pass@1) on new compositions "
+                 "of the train functions (figures/function_transfer.csv; its CIs are there)\n\n" + transfer + "\n")
     print(text)
     if a.out:
         from fgx.io import write_text
