@@ -204,6 +204,10 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     return out
 
 
+def _model_name(model: str) -> str:
+    return PASS1_MODELS.get(model, model.replace("rft_level2_iter", "iterative RFT, iteration "))
+
+
 def pass1_markdown(runs: Sequence[tuple[str, Mapping]], levels: Sequence[int] = (1, 2, 3, 4)) -> str:
     """pass@1 (%) at ``levels`` per model, one column per run."""
     head = "| model | " + " | ".join(f"{label}: Levels {' / '.join(map(str, levels))}" for label, _ in runs) + " |"
@@ -212,7 +216,7 @@ def pass1_markdown(runs: Sequence[tuple[str, Mapping]], levels: Sequence[int] = 
     models = list(dict.fromkeys(m for p in per_run for m in p.index.get_level_values(0)))
     order = [m for m in PASS1_MODELS if m in models] + [m for m in models if m not in PASS1_MODELS]
     for m in order:
-        name = PASS1_MODELS.get(m, m.replace("rft_level2_iter", "iterative RFT, iteration "))
+        name = _model_name(m)
         cells = [" / ".join(f"{100 * p[(m, lv)]:.1f}" if (m, lv) in p.index else "–" for lv in levels)
                  for p in per_run]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -231,9 +235,10 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
     head = "| pair | functions | " + " | ".join(f"{label}: Levels {' / '.join(map(str, levels))}"
                                               for label, _ in runs) + " |"
     lines = [head, "|---" * (len(runs) + 2) + "|"]
-    name = {**PASS1_MODELS, "stage1": "Stage-1"}
+    def name(m: str) -> str:  # "Stage-1", not "Stage-1 base": the cell reads as a difference
+        return "Stage-1" if m == "stage1" else _model_name(m)
+
     for a, b in pairs:
-        label_b = name.get(b) or b.replace("rft_level2_iter", "iterative RFT, iteration ")
         for functions in ("held-out functions", "train functions"):
             cells = []
             for t in tables:
@@ -243,7 +248,7 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
                     continue
                 rows = rows.set_index("level")
                 cells.append(" / ".join(_pts(rows.loc[lv, "diff"]) if lv in rows.index else "–" for lv in levels))
-            lines.append(f"| {name.get(a, a)} − {label_b} | {functions} | " + " | ".join(cells) + " |")
+            lines.append(f"| {name(a)} − {name(b)} | {functions} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from fgx.figures import read_with_provenance
+from fgx.figures.model_contrasts import pair_contrast
 from fgx.figures.style import label, setup
-from fgx.metrics import level_contrast
 
 # the two test sets: eval file stem -> the label the table and the plot use
 SETS = {"test": "held-out functions", "test_train_funcs": "train functions"}
@@ -55,13 +55,7 @@ def table(inputs, settings) -> pd.DataFrame:
             ea, eb = evals[(a, stem)], evals[(b, stem)]
             if train_levels:
                 ea, eb = ea[ea["level"].isin(train_levels)], eb[eb["level"].isin(train_levels)]
-            contrast = level_contrast(ea, eb, [1], resamples=int(settings.get("bootstrap", 1000)),
-                                      ci=float(settings.get("ci", 0.95)),
-                                      seed=int(settings.get("bootstrap_seed", 0)) + 2 * i + j, names=(a, b))
-            contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
-            rows.append(contrast.assign(a=a, b=b, functions=SETS[stem], source=ea["source"].iloc[0],
-                                        config_hash=ea["config_hash"].iloc[0], source_b=eb["source"].iloc[0],
-                                        config_hash_b=eb["config_hash"].iloc[0]))
+            rows.append(pair_contrast(ea, eb, a, b, settings, 2 * i + j).assign(functions=SETS[stem]))
     return pd.concat(rows, ignore_index=True)[COLUMNS]
 
 

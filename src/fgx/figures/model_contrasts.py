@@ -29,6 +29,17 @@ COLUMNS = ["a", "b", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_
            "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
 
 
+def pair_contrast(ea: pd.DataFrame, eb: pd.DataFrame, a: str, b: str, settings, offset: int) -> pd.DataFrame:
+    """Per-level pass@1 of ``a`` minus ``b`` (two evaluations read with provenance) with its paired bootstrap
+    CI (resample seed: settings' ``bootstrap_seed`` + ``offset``), as this figure's rows."""
+    contrast = level_contrast(ea, eb, [1], resamples=int(settings.get("bootstrap", 1000)),
+                              ci=float(settings.get("ci", 0.95)),
+                              seed=int(settings.get("bootstrap_seed", 0)) + offset, names=(a, b))
+    contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
+    return contrast.assign(a=a, b=b, source=ea["source"].iloc[0], config_hash=ea["config_hash"].iloc[0],
+                           source_b=eb["source"].iloc[0], config_hash_b=eb["config_hash"].iloc[0])
+
+
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
     evals = {Path(p).parent.name: read_with_provenance(p) for p in inputs}
@@ -38,14 +49,7 @@ def table(inputs, settings) -> pd.DataFrame:
         if missing:
             raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/test.parquet "
                              f"among the inputs (got {', '.join(map(str, inputs))})")
-        contrast = level_contrast(evals[a], evals[b], [1], resamples=int(settings.get("bootstrap", 1000)),
-                                  ci=float(settings.get("ci", 0.95)),
-                                  seed=int(settings.get("bootstrap_seed", 0)) + i, names=(a, b))
-        contrast = contrast.rename(columns={"a": "a_accuracy", "b": "b_accuracy"}).drop(columns="k")
-        rows.append(contrast.assign(a=a, b=b, source=evals[a]["source"].iloc[0],
-                                    config_hash=evals[a]["config_hash"].iloc[0],
-                                    source_b=evals[b]["source"].iloc[0],
-                                    config_hash_b=evals[b]["config_hash"].iloc[0]))
+        rows.append(pair_contrast(evals[a], evals[b], a, b, settings, i))
     return pd.concat(rows, ignore_index=True)[COLUMNS]
 
 
