@@ -279,6 +279,30 @@ def _same_weights(a, b):
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
+@pytest.mark.parametrize("frozen, fixed", [(["embeddings"], ("embed_tokens", "lm_head")),
+                                            (["mlp", "norms"], ("mlp.", "norm."))])
+def test_rl_frozen_groups_keep_their_weights(base_dir, frozen, fixed):
+    eng = get_engine("torch")
+    eng.rl(base_dir / "base", base_dir / "train.parquet", None, base_dir / "fz", base_dir / "fz.parquet",
+           _rl_settings(total_steps=3, frozen=frozen), score_fn=toy_score)
+    before, after = _weights(base_dir / "base"), _weights(base_dir / "fz")
+    held = [k for k in before if any(p in k for p in fixed)]
+    moved = [k for k in before if k not in held]
+    assert held and moved
+    assert all(torch.equal(before[k], after[k]) for k in held)
+    assert not all(torch.equal(before[k], after[k]) for k in moved)
+
+
+def test_freeze_parameters_rejects_unknown_group(tok):
+    from fgx.engines.torch.model import freeze_parameters
+
+    m = build_model(dict(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
+                         max_positions=64), tok, seed=0)
+    with pytest.raises(ValueError, match="frozen \\['heads'\\] unknown"):
+        freeze_parameters(m, ["heads"])
+    assert freeze_parameters(m, []) == 0 and all(p.requires_grad for p in m.parameters())
+
+
 def test_rl_rerun_with_changed_settings_starts_clean(base_dir):
     """The DAG keeps RL checkpoints in a work directory outside the job's outputs, so a rerun after a
     knob change finds the previous run's checkpoint: it must not resume from it."""

@@ -80,6 +80,9 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     if config.get("engine") == "verl" and model.get("source") == "scratch":
         problems.append("key 'model.source': the verl engine needs a pretrained model; "
                         "set model.source: path and model.path (see config.paper.yaml)")
+    if config.get("engine") == "verl" and (config.get("rl") or {}).get("frozen"):
+        problems.append("key 'rl.frozen': holding parameters fixed is a torch-engine setting; "
+                        "remove it or set engine: torch")
     task = config.get("task", {}) or {}
     if task.get("render", "nested") == "chain":
         if task.get("style") != "compact":

@@ -70,6 +70,8 @@ def rl_settings(s: Mapping[str, Any], work_dir: str | None) -> dict:
            "val_every": s.get("eval_every", 10), "save_every": s.get("save_every", 10)}
     if "ref_refresh_every" in s:
         out["ref_update_every"] = s["ref_refresh_every"]
+    if s.get("frozen"):  # only when set: unset keeps older runs' settings hashes
+        out["frozen"] = list(s["frozen"])
     if work_dir:
         out["checkpoint_dir"] = str(work_dir)
     return out

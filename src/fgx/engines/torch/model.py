@@ -84,6 +84,33 @@ def build_model(settings, tokenizer, seed: int = 0):
     return model
 
 
+# Parameter groups RL may hold fixed (``rl.frozen``), by the Hugging Face Llama parameter names they match.
+# The embedding matrix holds one row per function-name token, the only weights that belong to one function alone.
+PARAMETER_GROUPS = {
+    "embeddings": ("embed_tokens.", "lm_head."),
+    "attention": ("self_attn.",),
+    "mlp": ("mlp.",),
+    "norms": ("norm.",),
+}
+
+
+def freeze_parameters(model, groups) -> int:
+    """Set ``requires_grad=False`` on every parameter in ``groups`` (keys of PARAMETER_GROUPS); return how
+    many scalars are frozen. Tied input/output embeddings are one tensor, frozen by either name."""
+    unknown = sorted(set(groups) - set(PARAMETER_GROUPS))
+    if unknown:
+        raise ValueError(f"rl settings: frozen {unknown} unknown; choose from {sorted(PARAMETER_GROUPS)}")
+    patterns = tuple(pat for g in groups for pat in PARAMETER_GROUPS[g])
+    frozen = 0
+    for name, p in model.named_parameters():  # named_parameters lists a tied tensor once
+        if any(pat in name for pat in patterns):
+            p.requires_grad_(False)
+            frozen += p.numel()
+    if groups and not frozen:
+        raise ValueError(f"rl settings: frozen {list(groups)} matched no parameter of {type(model).__name__}")
+    return frozen
+
+
 def n_params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 

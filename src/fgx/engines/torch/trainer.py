@@ -23,8 +23,8 @@ import torch
 
 from fgx.algos import core
 from fgx.algos import get_algorithm
-from fgx.engines.torch.model import (ModelSettings, build_model, fill_settings, load_model, load_tokenizer,
-                                     n_params, publish_checkpoint, resolve_device, save_checkpoint)
+from fgx.engines.torch.model import (ModelSettings, build_model, fill_settings, freeze_parameters, load_model,
+                                     load_tokenizer, n_params, publish_checkpoint, resolve_device, save_checkpoint)
 from fgx.engines.torch.sampler import generate_ids, decode_completions
 from fgx.engines.torch.tokenizer import build_char_tokenizer, encode_prompts, encode_texts, render_prompt
 from fgx.io import prepare_work_dir, progress_interval, run_fingerprint, write_json, write_parquet
@@ -95,6 +95,7 @@ class RLSettings(OptimSettings):
     kl_coef: float | None = None  # None: the algorithm's default (grpo 0.0, reinforce 0.05)
     kl_kind: str = "low_var_kl"
     entropy_coef: float = 0.0
+    frozen: list = field(default_factory=list)  # parameter groups held fixed (model.PARAMETER_GROUPS)
     on_policy: bool = True  # one update per batch with old log-probs = current (ratio 1)
     ppo_mini_batch_size: int | None = None  # prompts per optimizer step when not on-policy
     ppo_epochs: int = 1
@@ -612,6 +613,9 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping
         if val_path is not None else None
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, device)
+    if s.frozen:
+        n_frozen = freeze_parameters(model, s.frozen)
+        print(f"rl: {n_frozen} of {n_params(model)} parameters frozen ({', '.join(s.frozen)})", flush=True)
     ref = None
     if algo.needs_ref:
         ref = load_model(model_dir, device).eval()
