@@ -203,3 +203,25 @@ def test_base_tokenizer_key_reaches_pretraining():
     named["base"]["tokenizer"] = "bpe"
     with pytest.raises(ConfigError, match=r"key 'base.tokenizer'.*chars\+names"):
         validate_config(named, source="config.yaml")
+
+
+def test_rl_frozen_groups_are_checked():
+    cfg = load("config.yaml")
+    good = copy.deepcopy(cfg)
+    good["rl"]["frozen"] = ["embeddings", "mlp"]
+    validate_config(good)
+    bad = copy.deepcopy(cfg)
+    bad["rl"]["frozen"] = ["heads"]
+    with pytest.raises(ConfigError, match="frozen"):
+        validate_config(bad)
+    import json
+
+    from fgx import workflow as wf
+    from fgx.engines.torch.dag import rl_settings
+
+    assert "frozen" not in rl_settings(json.loads(wf.rl_settings(cfg, "level2")), None)  # old hashes kept
+    assert rl_settings(json.loads(wf.rl_settings(good, "level2")), None)["frozen"] == ["embeddings", "mlp"]
+    verl = load("config.paper.yaml")
+    verl["rl"]["frozen"] = ["embeddings"]
+    with pytest.raises(ConfigError, match="rl.frozen': holding parameters fixed is a torch-engine setting"):
+        validate_config(verl)
