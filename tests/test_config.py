@@ -206,6 +206,15 @@ def test_base_tokenizer_key_reaches_pretraining():
 
 
 def test_rl_frozen_groups_are_checked():
+    import json
+
+    from fgx import workflow as wf
+    from fgx.config import load_schema
+    from fgx.engines.torch.dag import rl_settings
+    from fgx.engines.torch.model import PARAMETER_GROUPS
+
+    # the schema's choices are the groups the torch engine knows
+    assert load_schema()["properties"]["rl"]["properties"]["frozen"]["items"]["enum"] == list(PARAMETER_GROUPS)
     cfg = load("config.yaml")
     good = copy.deepcopy(cfg)
     good["rl"]["frozen"] = ["embeddings", "mlp"]
@@ -214,11 +223,6 @@ def test_rl_frozen_groups_are_checked():
     bad["rl"]["frozen"] = ["heads"]
     with pytest.raises(ConfigError, match="frozen"):
         validate_config(bad)
-    import json
-
-    from fgx import workflow as wf
-    from fgx.engines.torch.dag import rl_settings
-
     assert "frozen" not in rl_settings(json.loads(wf.rl_settings(cfg, "level2")), None)  # old hashes kept
     assert rl_settings(json.loads(wf.rl_settings(good, "level2")), None)["frozen"] == ["embeddings", "mlp"]
     verl = load("config.paper.yaml")
