@@ -16,7 +16,7 @@ rule pretrain_base:
     threads: HEAVY_THREADS
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=90,  # minutes; 9,600 steps take ~40 at one thread on a 2-core Xeon
         gpu=GPUS,
     conda:
         ENGINE_ENV

@@ -197,6 +197,11 @@ def test_dry_run_with_a_quick_schedule_overlay(overlay):
                     "evaluate": default["evaluate"] - 5, "figure": default["figure"] - 1}
 
 
+def test_dry_run_with_the_half_atomic_overlay_plans_the_default_dag():
+    """Sessions 25-29's schedule changes set sizes and steps only: the same jobs as the default."""
+    assert dry_run_jobs("--configfile", "config.half-atomic.yaml") == dry_run_jobs()
+
+
 def test_figure_lists_agree():
     from fgx.figures import FIGURES
 
