@@ -481,6 +481,39 @@ def test_generator_max_value_len_exclude_and_termination():
         S.generate_problems(stage=2, split="test", min_level=3, max_level=2, num=1, seed=0)
 
 
+def test_shortcuts_are_wrong_traces_that_reach_the_answer():
+    from fgx.tasks.strings.shortcuts import shortcut_kinds, shortcut_variants
+
+    # "abcd".f22() keeps an even-length string: leaving the call out gives the answer
+    assert shortcut_kinds(Call(22, (X,)), "abcd", "abcd", 8) == {"skip"}
+    assert shortcut_kinds(Call(22, (X,)), "abc", "ab", 8) == set()
+    # x.f3().f17(): sort, then reverse; "cba" sorted is "abc", reversed "cba" -- the input itself
+    e = Call(17, (Call(3, (X,)),))
+    assert F.FUNCS[17](F.FUNCS[3]("cba")) == "cba"
+    assert sorted(k for k, _ in shortcut_variants(e)) == ["other_call", "other_call", "skip", "skip"]
+    # the other call in place of the first: f17(f17(x)) = x; nothing short of the two calls gives "dcba"
+    assert "other_call" in shortcut_kinds(e, "cba", "cba", 8)
+    assert shortcut_kinds(e, "bdca", "dcba", 8) == set()
+    # another call keeps its own extra arguments: f8(x, 2) in place of f8(x, 1)
+    two = Call(8, (Call(8, (X, Int(1))), Int(2)))
+    assert {v for k, v in shortcut_variants(two) if k == "other_call"} == {
+        Call(8, (Call(8, (X, Int(2))), Int(2))), Call(8, (Call(8, (X, Int(1))), Int(1)))}
+
+
+def test_generator_rejects_shortcut_problems_on_request_and_keeps_upstream_draws_otherwise():
+    from fgx.tasks.strings.shortcuts import shortcut_kinds
+
+    kw = dict(stage=2, split="train", min_level=1, max_level=2, num=200, seed=4, max_value_len=8)
+    kept = S.generate_problems(**kw)
+    assert [p.code for p in kept] == [p.code for p in S.generate_problems(**kw, shortcuts="keep")]
+    assert sum(bool(shortcut_kinds(p.expr, p.x, p.output, 8)) for p in kept) > 20  # a third of Level 2
+    rejected = S.generate_problems(**kw, shortcuts="reject")
+    assert len(rejected) == 200 and not any(shortcut_kinds(p.expr, p.x, p.output, 8) for p in rejected)
+    assert all(S.functions_used(p.expr) <= S.TRAIN_FUNCS for p in rejected)
+    with pytest.raises(ValueError, match="unknown shortcuts 'drop'"):
+        S.generate_problems(**kw, shortcuts="drop")
+
+
 def test_rows_paper_and_compact():
     paper = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11)
     compact = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11, style="compact")

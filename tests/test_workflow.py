@@ -98,6 +98,20 @@ def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     assert wf.generate_exclusions(llm, "test") == []
 
 
+def test_shortcut_rejection_changes_only_the_stage2_training_splits(config):
+    """data.stage2_train_shortcuts: reject regenerates the RL splits and the iterative-RFT chunks (the same
+    Level-2 data), and the test set over the train functions that leaves them out; never test or val."""
+    config["data"].pop("stage2_train_shortcuts", None)
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert not any("--shortcuts" in a for a in before.values())
+    config["data"]["stage2_train_shortcuts"] = "reject"
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    changed = sorted(s for s in before if before[s] != after[s])
+    assert changed == ["level1", "level1to2", "level2", "level2_chunk1", "level2_chunk2"]
+    assert all(after[s].endswith("--shortcuts reject") for s in changed)
+    assert "test_train_funcs" in wf.string_splits(config)  # its exclusions read the changed files
+
+
 def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out(config):
     """data.pretrain_step_problems adds the pretrain_steps split (levels from pretrain_step_levels,
     [2, 6] without the key); it changes no other split's arguments but the test/val exclusions."""

@@ -109,7 +109,8 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
         a, b = TRAIN_SPLIT_LEVELS[split]
-        spec = dict(stage=2, split="train", min_level=a, max_level=b, num=data["stage2_train_problems"])
+        spec = dict(stage=2, split="train", min_level=a, max_level=b, num=data["stage2_train_problems"],
+                    shortcuts=data.get("stage2_train_shortcuts", "keep"))
     elif split == "test":
         spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
                     num=data["test_per_level"] * (hi - lo + 1))
@@ -121,7 +122,9 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         spec = dict(stage=2, split="train", min_level=lo_t, max_level=hi_t,
                     num=data["test_train_funcs_per_level"] * (hi_t - lo_t + 1))
     elif (m := re.fullmatch(r"level2_chunk(\d+)", split)) and 1 <= int(m[1]) <= data["rft_chunks"]:
-        spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"])
+        # the iterative-RFT baseline trains on the same kind of Level-2 data as RL on Level 2
+        spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"],
+                    shortcuts=data.get("stage2_train_shortcuts", "keep"))
     else:
         raise ValueError(f"unknown string-task split {split!r}; known: {', '.join(string_splits(config))}")
     return {**spec, **common}
@@ -165,6 +168,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--render {spec['render']}")
     if spec.get("first_step"):
         args.append("--first-step")
+    if spec.get("shortcuts", "keep") != "keep":
+        args.append(f"--shortcuts {spec['shortcuts']}")
     if generate_exclusions(config, split):
         args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)

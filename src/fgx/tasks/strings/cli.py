@@ -7,7 +7,7 @@ import sys
 import time
 
 from .expr import RENDERS, TRACES
-from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
+from .generate import GRAMMARS, INPUTS, PARTITIONS, SHORTCUTS, SPLITS, STYLES, generate
 
 
 def _positive_int(text: str) -> int:
@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compact style, levels >= 2: each prompt (marked with a leading '>') asks for its "
                         "expression's first reduction step only, answered as that step's Level-1 problem "
                         "(the tiny model's pretraining: a call computed wherever it sits, no composition shown)")
+    g.add_argument("--shortcuts", choices=SHORTCUTS, default="keep",
+                   help="keep (upstream) or reject problems whose answer a one-step wrong trace also reaches: "
+                        "a call left out, or another call of the expression in its place (an outcome reward "
+                        "pays such traces in full)")
     return p
 
 
@@ -95,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
                       partition=args.partition, trace=args.trace, inputs=args.inputs,
-                      render=args.render, first_step=args.first_step)
+                      render=args.render, first_step=args.first_step, shortcuts=args.shortcuts)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

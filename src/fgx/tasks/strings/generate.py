@@ -21,6 +21,7 @@ from typing import Iterable
 
 from . import display
 from . import functions as F
+from .shortcuts import shortcut_kinds
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
                    functions_used, main_solution_code, reductions, render_code, render_compact, render_expr,
                    solution_text, with_child, RENDERS, TRACES)
@@ -225,6 +226,7 @@ _SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "helper_ca
              "context_call": ContextCallSampler, "helper_context": HelperContextSampler}
 PARTITIONS = ("none", "train", "test", "val")
 INPUTS = ("lowercase", "mixed", "carried")
+SHORTCUTS = ("keep", "reject")
 
 
 def _bucket(key: str) -> int:
@@ -310,7 +312,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
-                      inputs: str = "lowercase") -> list[Problem]:
+                      inputs: str = "lowercase", shortcuts: str = "keep") -> list[Problem]:
     """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
     ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters), ``mixed`` (every other problem
@@ -323,7 +325,9 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     so without this nearly every Level-1 problem would read a 3..6-letter lowercase literal.
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
-    intermediate result) is longer. Raises ValueError when a level cannot be filled within
+    intermediate result) is longer. ``shortcuts``: ``keep`` (upstream) or ``reject``: leave out
+    problems whose answer a one-step wrong trace also reaches (:mod:`fgx.tasks.strings.shortcuts`).
+    Raises ValueError when a level cannot be filled within
     ``max_attempts_per_problem * count`` draws.
     """
     if not (isinstance(min_level, int) and isinstance(max_level, int) and 1 <= min_level <= max_level):
@@ -338,6 +342,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if inputs not in INPUTS:
         raise ValueError(f"unknown inputs {inputs!r}: use one of {', '.join(INPUTS)}")
+    if shortcuts not in SHORTCUTS:
+        raise ValueError(f"unknown shortcuts {shortcuts!r}: use one of {', '.join(SHORTCUTS)}")
     if grammar == "builtins":
         sampler = BuiltinSampler()
     else:
@@ -389,6 +395,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                 continue
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
+                continue
+            if shortcuts == "reject" and shortcut_kinds(e, x, output, cap):
                 continue
             seen.add(key)
             out.append(Problem(e, x, output, level))
@@ -509,12 +517,13 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested",
-             first_step: bool = False):
+             first_step: bool = False, shortcuts: str = "keep"):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
     compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
     ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
     and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``);
-    ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`)."""
+    ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`);
+    ``shortcuts`` keeps or rejects problems a one-step wrong trace also solves (see :func:`generate_problems`)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -524,7 +533,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs)
+                                 inputs=inputs, shortcuts=shortcuts)
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
                      first_step=first_step) for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])

@@ -1,0 +1,69 @@
+"""Wrong computations that still reach a problem's answer: the shortcuts an outcome reward pays for.
+
+The reward reads only the final answer, so on a problem whose answer a wrong trace also reaches, RL
+pays for the wrong trace as much as for the right one. With short values this is common: a call is
+often a no-op on its input (``f21`` keeps an even-length string, ``f12`` a string without vowels,
+sorting a sorted one), so a trace that leaves the call out, or applies another call of the same
+expression in its place, still ends on the right string. Two kinds are checked, the two wrong steps
+the step funnel (``fgx.analysis.step_funnel``) counts most in compositions:
+
+- ``skip``: one call left out (the call replaced by its first argument);
+- ``other_call``: one call replaced by another call of the same expression (its function and extra
+  arguments) on the same first argument, the wrong call read off the prompt.
+
+``data.stage2_train_shortcuts: reject`` draws Stage-2 training problems without either, so that
+every wrong step of these kinds loses the reward. Test and validation sets are never filtered.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from fgx.tasks.strings.expr import (Call, Expr, Method, ValueTooLong, children, evaluate, with_child)
+
+SHORTCUT_KINDS = ("skip", "other_call")
+
+
+def _nodes(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
+    yield path, e
+    for i, c in enumerate(children(e)):
+        yield from _nodes(c, path + (i,))
+
+
+def _replace(e: Expr, path: tuple, new: Expr) -> Expr:
+    if not path:
+        return new
+    i = path[0]
+    return with_child(e, i, _replace(children(e)[i], path[1:], new))
+
+
+def shortcut_variants(e: Expr) -> Iterator[tuple[str, Expr]]:
+    """Every one-step wrong variant of ``e``, as (kind, expression); see the module docstring."""
+    calls = [(p, n) for p, n in _nodes(e) if type(n) in (Call, Method)]
+    for path, node in calls:
+        first = children(node)[0]
+        yield "skip", _replace(e, path, first)
+        for _, other in calls:
+            if type(other) is Call and type(node) is Call:
+                alt = Call(other.fn, (first,) + other.args[1:])
+            elif type(other) is Method and type(node) is Method:
+                alt = Method(other.name, first)
+            else:
+                continue
+            if alt != node:
+                yield "other_call", _replace(e, path, alt)
+
+
+def shortcut_kinds(e: Expr, x: str, output: str, max_len: int) -> set[str]:
+    """The kinds of one-step wrong variants of ``e`` that still evaluate to ``output`` on ``x``
+    (variants whose values outgrow ``max_len`` are not answers the task allows, and are ignored)."""
+    found = set()
+    for kind, variant in shortcut_variants(e):
+        if kind in found:
+            continue
+        try:
+            if evaluate(variant, x, max_len) == output:
+                found.add(kind)
+        except ValueTooLong:
+            continue
+    return found
