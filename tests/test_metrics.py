@@ -139,3 +139,26 @@ def test_contrast_cli_prints_and_writes_the_table(tmp_path, capsys):
     assert table.loc[0, "diff"] == pytest.approx((3 - 1) / 4 / 2)
     with pytest.raises(SystemExit, match="missing.parquet: cannot read it as parquet"):
         main(["--a", str(tmp_path / "missing.parquet"), "--b", str(b)])
+
+
+def test_contrast_cli_splits_prompts_by_one_step_shortcuts(tmp_path, capsys):
+    from fgx.analysis.contrast import main
+    from fgx.tasks.strings import generate
+    from fgx.tasks.strings.shortcuts import has_shortcut
+
+    rows = generate(stage=2, split="test", min_level=2, max_level=2, num=40, seed=2, style="compact",
+                    max_value_len=8, render="chain")
+    flags = [has_shortcut(rm["ground_truth"], 8) for rm in rows["reward_model"]]
+    assert 0 < sum(flags) < len(flags)
+    rows["level"] = 2
+    # model A solves exactly the prompts with a shortcut (4 of 4 samples), model B none
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    rows.assign(correct=[[f] * 4 for f in flags]).to_parquet(a)
+    rows.assign(correct=[[False] * 4 for _ in flags]).to_parquet(b)
+    for subset, lead in (("with", 1.0), ("without", 0.0), ("all", sum(flags) / len(flags))):
+        out = tmp_path / f"{subset}.csv"
+        assert main(["--a", str(a), "--b", str(b), "--shortcuts", subset, "--out", str(out)]) == 0
+        assert pd.read_csv(out).loc[0, "diff"] == pytest.approx(lead)
+    _eval_table([1, 2], levels=[2, 2]).to_parquet(b)
+    with pytest.raises(SystemExit, match="no reward_model column"):
+        main(["--a", str(b), "--b", str(b), "--shortcuts", "with"])

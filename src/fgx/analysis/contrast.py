@@ -8,7 +8,12 @@ models (a paired bootstrap) gives the interval of the *difference*, the statisti
 CLI (two evaluations of the same test set)::
 
     python -m fgx.analysis.contrast --a results/eval/rl_level2/test.parquet \\
-        --b results/eval/rl_level1/test.parquet [--ks 1 16] [--levels 2 3 4] [--out contrast.csv]
+        --b results/eval/rl_level1/test.parquet [--ks 1 16] [--levels 2 3 4] [--out contrast.csv] \\
+        [--shortcuts with|without [--max-value-len 8]]
+
+``--shortcuts`` keeps only the string-task prompts that a one-step wrong trace also solves (``with``:
+a call left out, or another call of the expression in its place, still reaches the answer) or only
+those that need every step (``without``); see ``fgx.tasks.strings.shortcuts``.
 """
 
 from __future__ import annotations
@@ -31,10 +36,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ci", type=float, default=0.95, help="confidence level")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--out", help="write the long table as CSV here as well")
+    p.add_argument("--shortcuts", choices=("all", "with", "without"), default="all",
+                   help="string task: all prompts, or only those a one-step wrong trace also solves (with) or "
+                        "not (without)")
+    p.add_argument("--max-value-len", type=int, default=8,
+                   help="--shortcuts: the task's value cap (task.max_value_len; the tiny default's 8)")
     a = p.parse_args(argv)
     tables = [read_eval(a.a), read_eval(a.b)]
     if a.levels:
         tables = [t[t["level"].isin(a.levels)] for t in tables]
+    if a.shortcuts != "all":
+        tables = [_shortcut_subset(t, name, a.shortcuts == "with", a.max_value_len)
+                  for t, name in zip(tables, (a.a, a.b))]
     try:
         table = level_contrast(*tables, a.ks, resamples=a.resamples, ci=a.ci, seed=a.seed, names=(a.a, a.b))
     except ValueError as err:
@@ -49,6 +62,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fgx.io import write_text
         write_text(table.to_csv(index=False), a.out)  # atomically
     return 0
+
+
+def _shortcut_subset(table, name: str, wanted: bool, max_len: int):
+    """The rows whose problem has (``wanted``) or lacks a one-step shortcut."""
+    from fgx.tasks.strings.shortcuts import has_shortcut
+
+    if "reward_model" not in table.columns:
+        raise SystemExit(f"{name}: no reward_model column; --shortcuts reads the string task's ground truths")
+    try:
+        keep = [has_shortcut(rm["ground_truth"], max_len) == wanted for rm in table["reward_model"]]
+    except (ValueError, KeyError) as err:
+        raise SystemExit(f"{name}: --shortcuts reads string-task ground truths (ref_code, x, ref_output): {err}")
+    return table[keep]
 
 
 if __name__ == "__main__":

@@ -67,3 +67,14 @@ def shortcut_kinds(e: Expr, x: str, output: str, max_len: int) -> set[str]:
         except ValueTooLong:
             continue
     return found
+
+
+def has_shortcut(ground_truth, max_len: int) -> bool:
+    """Whether a row's problem (its ``reward_model.ground_truth``) has a one-step wrong trace that
+    reaches its answer: evaluation splits it into the prompts a skipped or wrong call may still
+    solve and those only every step solves (``python -m fgx.analysis.contrast --shortcuts``)."""
+    from fgx.tasks.strings.expr import parse_code
+    from fgx.tasks.strings.generate import parse_ground_truth  # generate imports this module
+
+    gt = parse_ground_truth(ground_truth)
+    return bool(shortcut_kinds(parse_code(gt["ref_code"]), gt["x"], gt["ref_output"], max_len))
