@@ -4,8 +4,8 @@ The reward reads only the final answer, so on a problem whose answer a wrong tra
 pays for the wrong trace as much as for the right one. With short values this is common: a call is
 often a no-op on its input (``f21`` keeps an even-length string, ``f12`` a string without vowels,
 sorting a sorted one), so a trace that leaves the call out, or applies another call of the same
-expression in its place, still ends on the right string. Two kinds are checked, the two wrong steps
-the step funnel (``fgx.analysis.step_funnel``) counts most in compositions:
+expression in its place, still ends on the right string. Two kinds of wrong step are checked, both
+among the wrong calls the step funnel (``fgx.analysis.step_funnel``) counts in compositions:
 
 - ``skip``: one call left out (the call replaced by its first argument);
 - ``other_call``: one call replaced by another call of the same expression (its function and extra
@@ -20,9 +20,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from fgx.tasks.strings.expr import (Call, Expr, Method, ValueTooLong, children, evaluate, with_child)
-
-SHORTCUT_KINDS = ("skip", "other_call")
-
 
 def _nodes(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
     yield path, e
