@@ -141,7 +141,7 @@ def test_contrast_cli_prints_and_writes_the_table(tmp_path, capsys):
         main(["--a", str(tmp_path / "missing.parquet"), "--b", str(b)])
 
 
-def test_contrast_cli_splits_prompts_by_one_step_shortcuts(tmp_path, capsys):
+def test_contrast_cli_splits_prompts_by_one_step_shortcuts(tmp_path):
     from fgx.analysis.contrast import main
     from fgx.tasks.strings import generate
     from fgx.tasks.strings.shortcuts import has_shortcut

@@ -110,7 +110,7 @@ from typing import Any
 from fgx.tasks.strings import functions as F
 from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, chain_to_compact,
                                     children, evaluate, parse_code, parse_compact, quote, render_code, render_compact,
-                                    top_level_eq, trace_lines, with_child)
+                                    replace_at, top_level_eq, trace_lines, with_child)
 from fgx.tasks.strings.generate import parse_ground_truth
 from fgx.tasks.strings.scoring import compute_score
 
@@ -181,12 +181,6 @@ def _with_children(e: Expr, kids) -> Expr:
     if t is Concat:
         return Concat(kids[0], kids[1])
     return Method(e.name, kids[0])
-
-
-def _replace(e: Expr, path: tuple, new: Expr) -> Expr:
-    if not path:
-        return new
-    return with_child(e, path[0], _replace(children(e)[path[0]], path[1:], new))
 
 
 def _operands(e: Expr) -> list[int]:
@@ -390,7 +384,7 @@ def _jump_candidates(p: _Problem, i: int, paper: bool, remaining: set | None = N
     for j in live:
         d = p.nodes[j]
         for k in _operands(d.expr):
-            add(_val(_replace(node.expr, d.path[base:], children(d.expr)[k])), INCORRECT,
+            add(_val(replace_at(node.expr, d.path[base:], children(d.expr)[k])), INCORRECT,
                 f"drops {_label(d.expr, paper)} (the answer is the expression without it)")
     for j in live:
         d = p.nodes[j]
@@ -405,7 +399,7 @@ def _jump_candidates(p: _Problem, i: int, paper: bool, remaining: set | None = N
         cops = _operands(c)
         z = children(c)[cops[0]]
         swapped = with_child(c, cops[0], with_child(d.expr, dops[0], z))
-        add(_val(_replace(node.expr, d.path[base:], swapped)), INCORRECT,
+        add(_val(replace_at(node.expr, d.path[base:], swapped)), INCORRECT,
             f"applies {_label(d.expr, paper)} before {_label(c, paper)} (wrong order)")
     return out
 
@@ -512,7 +506,7 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
             out += [render_compact(lhs, ""), render_compact(rhs, "")]
             cur = rhs
         else:
-            cur = _replace(cur, path, rhs)
+            cur = replace_at(cur, path, rhs)
             out.append(render_compact(cur, ""))
     return out
 

@@ -290,6 +290,14 @@ def with_child(e: Expr, i: int, new: Expr) -> Expr:
     return Method(e.name, new)
 
 
+def replace_at(e: Expr, path: tuple, new: Expr) -> Expr:
+    """``e`` with the node at ``path`` (child indices from the root, as ``children`` numbers them)
+    replaced by ``new``."""
+    if not path:
+        return new
+    return with_child(e, path[0], replace_at(children(e)[path[0]], path[1:], new))
+
+
 def _reduce_step(e: Expr, x: str, cap: int):
     """One leftmost-innermost reduction: (rewritten e, the reduced node, its value)."""
     kids = children(e)

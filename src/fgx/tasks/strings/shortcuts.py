@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from fgx.tasks.strings.expr import (Call, Expr, Method, ValueTooLong, children, evaluate, with_child)
+from fgx.tasks.strings.expr import Call, Expr, Method, ValueTooLong, children, evaluate, parse_code, replace_at
+
 
 def _nodes(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
     yield path, e
@@ -27,19 +28,12 @@ def _nodes(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
         yield from _nodes(c, path + (i,))
 
 
-def _replace(e: Expr, path: tuple, new: Expr) -> Expr:
-    if not path:
-        return new
-    i = path[0]
-    return with_child(e, i, _replace(children(e)[i], path[1:], new))
-
-
 def shortcut_variants(e: Expr) -> Iterator[tuple[str, Expr]]:
     """Every one-step wrong variant of ``e``, as (kind, expression); see the module docstring."""
     calls = [(p, n) for p, n in _nodes(e) if type(n) in (Call, Method)]
     for path, node in calls:
         first = children(node)[0]
-        yield "skip", _replace(e, path, first)
+        yield "skip", replace_at(e, path, first)
         for _, other in calls:
             if type(other) is Call and type(node) is Call:
                 alt = Call(other.fn, (first,) + other.args[1:])
@@ -48,7 +42,7 @@ def shortcut_variants(e: Expr) -> Iterator[tuple[str, Expr]]:
             else:
                 continue
             if alt != node:
-                yield "other_call", _replace(e, path, alt)
+                yield "other_call", replace_at(e, path, alt)
 
 
 def shortcut_kinds(e: Expr, x: str, output: str, max_len: int) -> set[str]:
@@ -70,7 +64,6 @@ def has_shortcut(ground_truth, max_len: int) -> bool:
     """Whether a row's problem (its ``reward_model.ground_truth``) has a one-step wrong trace that
     reaches its answer: evaluation splits it into the prompts a skipped or wrong call may still
     solve and those only every step solves (``python -m fgx.analysis.contrast --shortcuts``)."""
-    from fgx.tasks.strings.expr import parse_code
     from fgx.tasks.strings.generate import parse_ground_truth  # generate imports this module
 
     gt = parse_ground_truth(ground_truth)
