@@ -93,6 +93,14 @@ def test_cross_key_rules():
     with pytest.raises(ConfigError, match="pretrain_prior_levels"):
         validate_config(bad)
     bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_prior_levels"] = [2, 4]  # three depths, config.yaml's two shares
+    with pytest.raises(ConfigError, match="pretrain_prior_level_shares.*one per depth, 3 in all"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_prior_level_shares"] = [3, 0]
+    with pytest.raises(ConfigError, match="pretrain_prior_level_shares"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
     bad["data"]["pretrain_step_levels"] = [6, 2]
     with pytest.raises(ConfigError, match="pretrain_step_levels"):
         validate_config(bad)

@@ -514,6 +514,25 @@ def test_generator_rejects_shortcut_problems_on_request_and_keeps_upstream_draws
         S.generate_problems(**kw, shortcuts="drop")
 
 
+def test_level_shares_split_the_problems_in_proportion_and_equal_shares_change_nothing():
+    from collections import Counter
+
+    kw = dict(stage=1, split="train", min_level=2, max_level=3, num=401, seed=5, max_value_len=8,
+              grammar="helper_context")
+    even = S.generate_problems(**kw)
+    assert [p.code for p in S.generate_problems(**kw, level_shares=[2, 2])] == [p.code for p in even]
+    skewed = S.generate_problems(**kw, level_shares=[3, 1])
+    assert Counter(p.level for p in skewed) == {2: 301, 3: 100}  # 300.75 / 100.25, the remainder to depth 2
+    # the same random stream: the two-step problems begin as the even split's do
+    assert [p.code for p in skewed[:201]] == [p.code for p in even[:201]]
+    with pytest.raises(ValueError, match="level_shares must be 2 positive integers, one per level 2..3"):
+        S.generate_problems(**kw, level_shares=[3, 1, 1])
+    with pytest.raises(ValueError, match="got \\[3, 0\\]"):
+        S.generate_problems(**kw, level_shares=[3, 0])
+    df = S.generate(**kw, level_shares=[1, 3])
+    assert df["extra_info"].map(lambda e: e["depth"]).value_counts().to_dict() == {3: 300, 2: 101}
+
+
 def test_rows_paper_and_compact():
     paper = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11)
     compact = S.generate(stage=1, split="train", min_level=1, max_level=2, num=20, seed=11, style="compact")

@@ -61,6 +61,20 @@ def test_prior_depth_reaches_only_the_prior(config):
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
 
 
+def test_prior_level_shares_reach_only_the_prior(config):
+    """data.pretrain_prior_level_shares: equal shares (or none) change no command, so nothing reruns;
+    [3, 1] regenerates the prior alone."""
+    config["data"]["pretrain_prior_level_shares"] = [1, 1]
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_prior_level_shares"}}
+    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
+    assert not any("--level-shares" in a for a in before.values())
+    config["data"]["pretrain_prior_level_shares"] = [3, 1]
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
+    assert "--level-shares 3 1" in after["pretrain_prior"]
+
+
 def test_pretraining_inputs_reach_only_the_level1_pretraining_data(config):
     """data.pretrain_inputs changes the base model's Level-1 problems alone (a config without it: lowercase)."""
     config["data"]["pretrain_inputs"] = "lowercase"

@@ -108,6 +108,13 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         levels = (config.get("data", {}) or {}).get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")
+    data = config.get("data", {}) or {}
+    shares, prior_levels = data.get("pretrain_prior_level_shares"), data.get("pretrain_prior_levels", [2, 3])
+    if (isinstance(shares, list) and isinstance(prior_levels, list) and len(prior_levels) == 2
+            and len(shares) != prior_levels[1] - prior_levels[0] + 1):
+        problems.append(f"key 'data.pretrain_prior_level_shares': got {len(shares)} shares {shares} for depths "
+                        f"{prior_levels[0]}..{prior_levels[1]} (data.pretrain_prior_levels); give one per depth, "
+                        f"{prior_levels[1] - prior_levels[0] + 1} in all")
     countdown = config.get("countdown") or {}
     if countdown.get("enabled"):
         needed = ("train_problems", "test_problems", "test_numbers", "rl_runs", "sft", "evaluate")

@@ -100,7 +100,8 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
         lo_p, hi_p = data.get("pretrain_prior_levels", [2, 3])
         spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
-                    grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace)
+                    grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace,
+                    level_shares=data.get("pretrain_prior_level_shares"))
     elif split == "pretrain_steps":
         lo_s, hi_s = data.get("pretrain_step_levels", [2, 6])
         spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
@@ -170,6 +171,9 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append("--first-step")
     if spec.get("shortcuts", "keep") != "keep":
         args.append(f"--shortcuts {spec['shortcuts']}")
+    # equal shares are the generator's default: leave the flag out so the command (and nothing) changes
+    if spec.get("level_shares") and len(set(spec["level_shares"])) > 1:
+        args.append("--level-shares " + " ".join(str(s) for s in spec["level_shares"]))
     if generate_exclusions(config, split):
         args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep (upstream) or reject problems whose answer a one-step wrong trace also reaches: "
                         "a call left out, or another call of the expression in its place (an outcome reward "
                         "pays such traces in full)")
+    g.add_argument("--level-shares", type=int, nargs="+", default=None, metavar="N",
+                   help="split --num over levels min..max in these proportions, one positive integer per level "
+                        "(default: evenly); e.g. --min-level 2 --max-level 3 --level-shares 3 1")
     return p
 
 
@@ -99,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar,
                       partition=args.partition, trace=args.trace, inputs=args.inputs,
-                      render=args.render, first_step=args.first_step, shortcuts=args.shortcuts)
+                      render=args.render, first_step=args.first_step, shortcuts=args.shortcuts,
+                      level_shares=args.level_shares)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -303,17 +303,27 @@ class Problem:
         return render_code(self.expr)
 
 
-def _per_level(num: int, levels: list[int]) -> list[int]:
-    base, extra = divmod(num, len(levels))
-    return [base + (1 if i < extra else 0) for i in range(len(levels))]
+def _per_level(num: int, levels: list[int], shares: list[int] | None = None) -> list[int]:
+    """Problems per level: ``num`` split in proportion to ``shares`` (default: evenly), rounded down,
+    the remainder one each to the lowest levels."""
+    shares = [1] * len(levels) if shares is None else list(shares)
+    if len(shares) != len(levels) or any(not isinstance(s, int) or s < 1 for s in shares):
+        raise ValueError(f"level_shares must be {len(levels)} positive integers, one per level "
+                         f"{levels[0]}..{levels[-1]}, got {shares}")
+    counts = [num * s // sum(shares) for s in shares]
+    for i in range(num - sum(counts)):
+        counts[i] += 1
+    return counts
 
 
 def generate_problems(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
-                      inputs: str = "lowercase", shortcuts: str = "keep") -> list[Problem]:
-    """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
+                      inputs: str = "lowercase", shortcuts: str = "keep",
+                      level_shares: list[int] | None = None) -> list[Problem]:
+    """Draw ``num`` unique problems, split over levels min_level..max_level evenly or, with
+    ``level_shares`` (one positive integer per level), in those proportions.
 
     ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters), ``mixed`` (every other problem
     takes a :func:`mixed_input` of up to the value cap instead) or ``carried`` (every other problem
@@ -357,12 +367,13 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     rng = random.Random(seed)
     seen = set(exclude)
     levels = list(range(min_level, max_level + 1))
+    counts = _per_level(num, levels, level_shares)
     out: list[Problem] = []
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=num, desc="problems", mininterval=1.0)
-    for level, count in zip(levels, _per_level(num, levels)):
+    for level, count in zip(levels, counts):
         made, attempts, limit = 0, 0, max(max_attempts_per_problem * count, 1000)
         while made < count:
             attempts += 1
@@ -517,13 +528,14 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested",
-             first_step: bool = False, shortcuts: str = "keep"):
+             first_step: bool = False, shortcuts: str = "keep", level_shares: list[int] | None = None):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
     compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
     ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
     and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``);
     ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`);
-    ``shortcuts`` keeps or rejects problems a one-step wrong trace also solves (see :func:`generate_problems`)."""
+    ``shortcuts`` keeps or rejects problems a one-step wrong trace also solves, ``level_shares`` splits
+    ``num`` over the levels (see :func:`generate_problems`)."""
     import pandas as pd
 
     if style not in STYLES:
@@ -533,7 +545,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs, shortcuts=shortcuts)
+                                 inputs=inputs, shortcuts=shortcuts, level_shares=level_shares)
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
                      first_step=first_step) for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
