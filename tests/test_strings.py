@@ -323,6 +323,26 @@ def test_first_step_rows_ask_for_the_first_step_as_its_level1_problem():
         assert S.compute_score(r.data_source, r.extra_info["solution"], r.reward_model["ground_truth"])["acc"]
 
 
+def test_unmarked_first_step_rows_drop_the_mark_only():
+    """first_step_unmarked: that share of the rows loses the '>' mark (an ordinary composition answered after
+    its first step); the expressions, solutions and answers stay the plain split's."""
+    from fgx.tasks.strings.generate import generate
+    kw = dict(stage=1, split="train", min_level=2, max_level=5, num=200, seed=3, style="compact", max_value_len=8,
+              trace="steps", render="chain", first_step=True)
+    plain, some = generate(**kw), generate(**kw, first_step_unmarked=0.3)
+    unmarked = [not r[0]["content"].startswith(">") for r in some.prompt]
+    assert 40 <= sum(unmarked) <= 80 and not any(not r[0]["content"].startswith(">") for r in plain.prompt)
+    for a, b, u in zip(plain.itertuples(), some.itertuples(), unmarked):
+        assert b.prompt[0]["content"] == (a.prompt[0]["content"][1:] if u else a.prompt[0]["content"])
+        assert a.reward_model == b.reward_model and a.extra_info["solution"] == b.extra_info["solution"]
+        assert b.extra_info["task"] == ("first_step_unmarked" if u else "first_step")
+    assert all(not r[0]["content"].startswith(">") for r in generate(**kw, first_step_unmarked=1.0).prompt)
+    with pytest.raises(ValueError, match="share"):
+        generate(**kw, first_step_unmarked=1.5)
+    with pytest.raises(ValueError, match="needs first_step"):
+        generate(**{**kw, "first_step": False}, first_step_unmarked=0.3)
+
+
 def test_quoting_of_special_characters():
     e = Call(5, (X, Str('a"b\\c\n')))
     assert S.parse_compact(S.render_compact(e, "é«")) == Call(5, (Str("é«"), Str('a"b\\c\n')))

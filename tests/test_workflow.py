@@ -143,6 +143,9 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
     config["data"]["pretrain_step_levels"] = [3, 4]
     assert " --min-level 3 --max-level 4 " in wf.generate_args(config, "pretrain_steps")
+    config["data"]["pretrain_step_unmarked"] = 0.25  # only the first-step problems' own command changes
+    assert wf.generate_args(config, "pretrain_steps").endswith("--first-step --first-step-unmarked 0.25")
+    assert all(wf.generate_args(config, s) == after[s] for s in after if s != "pretrain_steps")
     llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
     assert "pretrain_steps" not in wf.string_splits(llm) and wf.generate_exclusions(llm, "test") == []
 

@@ -105,7 +105,7 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     elif split == "pretrain_steps":
         lo_s, hi_s = data.get("pretrain_step_levels", [2, 6])
         spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
-                    trace=trace, first_step=True)
+                    trace=trace, first_step=True, first_step_unmarked=data.get("pretrain_step_unmarked", 0.0))
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
@@ -169,6 +169,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--render {spec['render']}")
     if spec.get("first_step"):
         args.append("--first-step")
+    if spec.get("first_step_unmarked"):
+        args.append(f"--first-step-unmarked {spec['first_step_unmarked']}")
     if spec.get("shortcuts", "keep") != "keep":
         args.append(f"--shortcuts {spec['shortcuts']}")
     # equal shares are the generator's default: leave the flag out so the command (and nothing) changes

@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compact style, levels >= 2: each prompt (marked with a leading '>') asks for its "
                         "expression's first reduction step only, answered as that step's Level-1 problem "
                         "(the tiny model's pretraining: a call computed wherever it sits, no composition shown)")
+    g.add_argument("--first-step-unmarked", type=float, default=0.0, metavar="SHARE",
+                   help="with --first-step: this share of the prompts (0..1) goes without the '>' mark, so an "
+                        "ordinary composition is answered after its first step (default 0: every prompt marked)")
     g.add_argument("--shortcuts", choices=SHORTCUTS, default="keep",
                    help="keep (upstream) or reject problems whose answer a one-step wrong trace also reaches: "
                         "a call left out, or another call of the expression in its place (an outcome reward "
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                       exclude=exclude, progress=True, grammar=args.grammar,
                       partition=args.partition, trace=args.trace, inputs=args.inputs,
                       render=args.render, first_step=args.first_step, shortcuts=args.shortcuts,
-                      level_shares=args.level_shares)
+                      level_shares=args.level_shares, first_step_unmarked=args.first_step_unmarked)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

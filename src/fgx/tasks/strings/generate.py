@@ -481,14 +481,16 @@ def parse_ground_truth(ground_truth) -> dict:
 
 
 def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite",
-             render: str = "nested", first_step: bool = False) -> dict:
+             render: str = "nested", first_step: bool = False, marked: bool = True) -> dict:
     """One verl-schema row. ``render`` (compact style only): ``nested`` or ``chain`` prompts and
     traces (see ``expr.render_expr``); a chain row says so in ``extra_info.render``.
 
     ``first_step`` (compact style, Level >= 2): the prompt is the expression after
     :data:`FIRST_STEP_MARK`, and the row asks for its first reduction step only: the solution is
     that step's Level-1 trace and ``ref_output`` its value (``ref_code`` stays the whole expression,
-    which the leakage check and ``--exclude`` compare); ``extra_info.task`` says ``first_step``."""
+    which the leakage check and ``--exclude`` compare); ``extra_info.task`` says ``first_step``.
+    ``marked=False`` leaves the mark out: the prompt is an ordinary composition's, answered after its
+    first step (``extra_info.task`` says ``first_step_unmarked``)."""
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     if render not in RENDERS:
@@ -509,11 +511,11 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
         solution = solution_text(p.expr, p.x, trace=trace, render=render)
         if first_step:
             redex, output = reductions(p.expr, p.x)[0]
-            content = FIRST_STEP_MARK + content
+            content = (FIRST_STEP_MARK if marked else "") + content
             solution = solution_text(redex, p.x, trace=trace, render=render)
     extra = {"render": render} if render != "nested" else {}
     if first_step:
-        extra["task"] = "first_step"
+        extra["task"] = "first_step" if marked else "first_step_unmarked"
     return {
         "data_source": data_source(p.level),
         "prompt": [{"role": "user", "content": content}],
@@ -528,14 +530,16 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested",
-             first_step: bool = False, shortcuts: str = "keep", level_shares: list[int] | None = None):
+             first_step: bool = False, shortcuts: str = "keep", level_shares: list[int] | None = None,
+             first_step_unmarked: float = 0.0):
     """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
     compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
     ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
     and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``);
     ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`);
     ``shortcuts`` keeps or rejects problems a one-step wrong trace also solves, ``level_shares`` splits
-    ``num`` over the levels (see :func:`generate_problems`)."""
+    ``num`` over the levels (see :func:`generate_problems`); ``first_step_unmarked`` (with ``first_step``)
+    is the share of rows, drawn with their own seeded stream, whose prompt goes without the mark."""
     import pandas as pd
 
     if style not in STYLES:
@@ -546,6 +550,13 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
                                  inputs=inputs, shortcuts=shortcuts, level_shares=level_shares)
+    if not 0.0 <= first_step_unmarked <= 1.0:
+        raise ValueError(f"first_step_unmarked is a share of the rows, 0..1; got {first_step_unmarked}")
+    if first_step_unmarked and not first_step:
+        raise ValueError("first_step_unmarked leaves the mark out of first-step problems: it needs first_step")
+    # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
+    unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
-                     first_step=first_step) for i, p in enumerate(problems)]
+                     first_step=first_step, marked=not (unmarked_rng.random() < first_step_unmarked))
+            for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
