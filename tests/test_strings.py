@@ -611,6 +611,12 @@ def test_cli_bad_arguments(tmp_path, capsys):
     assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "1", "--num", "1",
                  "--seed", "0", "--out", str(tmp_path / "x.parquet")]) == 2
     assert "--min-level" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()
+    steps = ["generate", "--stage", "1", "--split", "train", "--min-level", "2", "--max-level", "3", "--num", "20",
+             "--seed", "0", "--style", "compact", "--first-step", "--out", str(tmp_path / "s.parquet")]
+    assert main([*steps, "--first-step-unmarked", "1.5"]) == 1
+    assert "first_step_unmarked" in capsys.readouterr().err and not (tmp_path / "s.parquet").exists()
+    assert main([*steps, "--first-step-unmarked", "1"]) == 0
+    assert not any(p[0]["content"].startswith(">") for p in pd.read_parquet(tmp_path / "s.parquet").prompt)
 
 
 def test_hash_partitions_make_splits_disjoint_without_reading_each_other():
