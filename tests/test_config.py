@@ -55,13 +55,19 @@ def test_quick_overlay_is_valid_on_the_default_and_changes_only_its_keys():
 
 def test_half_atomic_overlay_is_sessions_25_to_29_default():
     merged, changed, overlay_keys = _merge_overlay("config.half-atomic.yaml")
-    assert changed == overlay_keys == {"data.pretrain_problems", "base.train.steps"}
+    assert changed == overlay_keys == {"data.pretrain_problems", "data.pretrain_step_unmarked", "base.train.steps"}
     assert 2 * merged["base"]["train"]["steps"] == load("config.yaml")["base"]["train"]["steps"]
     # the composing prior and first-step problems are the default's: only the atomic set and the steps differ
     default = load("config.yaml")["data"]
     assert (merged["data"]["pretrain_prior_problems"], merged["data"]["pretrain_step_problems"]) == \
         (default["pretrain_prior_problems"], default["pretrain_step_problems"])
     assert merged["data"]["pretrain_problems"] < default["pretrain_problems"]
+
+
+def test_marked_overlay_is_sessions_30_to_35_default():
+    merged, changed, overlay_keys = _merge_overlay("config.marked.yaml")
+    assert changed == overlay_keys == {"data.pretrain_step_unmarked"}
+    assert merged["data"]["pretrain_step_unmarked"] == 0 < load("config.yaml")["data"]["pretrain_step_unmarked"]
 
 
 def test_errors_name_key_and_allowed_values():

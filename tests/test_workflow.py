@@ -131,6 +131,7 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     [2, 6] without the key); it changes no other split's arguments but the test/val exclusions."""
     config["data"].pop("pretrain_step_problems", None)
     config["data"].pop("pretrain_step_levels", None)
+    config["data"].pop("pretrain_step_unmarked", None)
     before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert "pretrain_steps" not in before and not any("--first-step" in a for a in before.values())
     config["data"]["pretrain_step_problems"] = 300
@@ -228,9 +229,10 @@ def test_dry_run_with_a_quick_schedule_overlay(overlay):
                     "evaluate": default["evaluate"] - 5, "figure": default["figure"] - 1}
 
 
-def test_dry_run_with_the_half_atomic_overlay_plans_the_default_dag():
-    """Sessions 25-29's schedule changes set sizes and steps only: the same jobs as the default."""
-    assert dry_run_jobs("--configfile", "config.half-atomic.yaml") == dry_run_jobs()
+@pytest.mark.parametrize("overlay", ["config.half-atomic.yaml", "config.marked.yaml"])
+def test_dry_run_with_an_earlier_default_overlay_plans_the_default_dag(overlay):
+    """Sessions 25-29's and 30-35's defaults change set sizes, steps and marks only: the same jobs as the default."""
+    assert dry_run_jobs("--configfile", overlay) == dry_run_jobs()
 
 
 def test_figure_lists_agree():
