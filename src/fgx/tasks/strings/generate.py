@@ -546,14 +546,14 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     if trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
-    problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
-                                 num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
-                                 exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs, shortcuts=shortcuts, level_shares=level_shares)
     if not 0.0 <= first_step_unmarked <= 1.0:
         raise ValueError(f"first_step_unmarked is a share of the rows, 0..1; got {first_step_unmarked}")
     if first_step_unmarked and not first_step:
         raise ValueError("first_step_unmarked leaves the mark out of first-step problems: it needs first_step")
+    problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
+                                 num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
+                                 exclude=exclude, progress=progress, grammar=grammar, partition=partition,
+                                 inputs=inputs, shortcuts=shortcuts, level_shares=level_shares)
     # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
     unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
