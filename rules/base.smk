@@ -9,6 +9,7 @@ rule pretrain_base:
         model=directory("results/models/base"),
     params:
         settings=pretrain_params,
+        work_dir="results/work/pretrain_base",
     log:
         "logs/pretrain_base/all.log",
     benchmark:
@@ -22,4 +23,4 @@ rule pretrain_base:
         ENGINE_ENV
     shell:
         "pretrain.py --data {input.data} --settings {params.settings:q} --threads {threads} "
-        "--out {output.model} > {log} 2>&1"
+        "--out {output.model} --work-dir {params.work_dir} > {log} 2>&1"

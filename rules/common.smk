@@ -29,8 +29,8 @@ validate_config(config, source="the merged --configfile/config.yaml",
 # in the torch env; sampling and training rules in the env of the configured engine.
 TORCH_ENV = "../envs/torch.yaml"
 ENGINE_ENV = "../envs/verl.yaml" if config["engine"] == "verl" else TORCH_ENV
-HEAVY_THREADS = config.get("compute", {}).get("torch_threads", 2)
-GPUS = 1 if config["engine"] == "verl" or config.get("device") == "cuda" else 0
+HEAVY_THREADS = config["compute"]["torch_threads"]
+GPUS = 1 if config["engine"] == "verl" or config["device"] == "cuda" else 0
 
 
 wildcard_constraints:

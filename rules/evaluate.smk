@@ -11,6 +11,7 @@ rule evaluate:
         samples="results/eval/{model}/{split}.parquet",
     params:
         settings=eval_params,
+        work_dir="results/work/evaluate/{model}/{split}",
     log:
         "logs/evaluate/{model}/{split}.log",
     benchmark:
@@ -24,7 +25,7 @@ rule evaluate:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.samples} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.samples} --work-dir {params.work_dir} > {log} 2>&1"
 
 
 rule metrics:

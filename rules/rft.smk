@@ -38,6 +38,7 @@ rule rft_sft:
         model=r"stage1|stage1_multi|rft_level2_iter[0-9]+",
     params:
         settings=sft_params,
+        work_dir="results/work/rft_sft/{model}",
     log:
         "logs/rft_sft/{model}.log",
     benchmark:
@@ -51,7 +52,7 @@ rule rft_sft:
         ENGINE_ENV
     shell:
         "sft.py --model {input.init} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.model} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.model} --work-dir {params.work_dir} > {log} 2>&1"
 
 
 rule mix_sft_data:

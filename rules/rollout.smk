@@ -11,6 +11,7 @@ rule rollout:
         rollouts="results/rollouts/{model}/{split}.parquet",
     params:
         settings=rollout_params,
+        work_dir="results/work/rollout/{model}/{split}",
     log:
         "logs/rollout/{model}/{split}.log",
     benchmark:
@@ -24,4 +25,4 @@ rule rollout:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.rollouts} > {log} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --out {output.rollouts} --work-dir {params.work_dir} > {log} 2>&1"

@@ -1,24 +1,22 @@
 #!/usr/bin/env python
-"""Pretrain the tiny base model from scratch on Level-1 problems with their traces."""
+"""Pretrain the tiny base model from scratch on problems with their reference traces."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run_job  # noqa: E402
 
 
 def main(argv=None):
     p = parser(__doc__)
     p.add_argument("--data", nargs="+", required=True, help="parquet files of problems with extra_info.solution")
     p.add_argument("--out", required=True, help="output Hugging Face model directory")
+    p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    setup_logging()
-    from fgx.stages import engine_for
-
-    engine_for(args.settings).pretrain(args.data, args.out, args.settings)
+    return run_job(lambda engine: engine.pretrain(args.data, args.out, args.work_dir, args.settings), args.settings)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

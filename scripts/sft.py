@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run_job  # noqa: E402
 
 
 def main(argv=None):
@@ -14,12 +14,10 @@ def main(argv=None):
     p.add_argument("--model", required=True, help="initial Hugging Face model directory")
     p.add_argument("--data", required=True, help="parquet of prompt rows + response")
     p.add_argument("--out", required=True, help="output Hugging Face model directory")
+    p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    setup_logging()
-    from fgx.stages import engine_for
-
-    engine_for(args.settings).sft(args.model, args.data, args.out, args.settings)
+    return run_job(lambda engine: engine.sft(args.model, args.data, args.out, args.work_dir, args.settings), args.settings)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

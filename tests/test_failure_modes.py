@@ -11,7 +11,8 @@ from fgx.analysis import failure_modes as FM
 from fgx.analysis.failure_modes import (ATOMIC, CATEGORIES, CORRECT, IGNORES, INCOMPLETE, INCORRECT, classify,
                                         classify_detailed, classify_eval)
 from fgx.tasks.strings import evaluate, generate, parse_code, solution_text, trace_lines
-from fgx.tasks.strings.generate import ground_truth, program_code
+from fgx.tasks.strings.generate import program_code
+from fgx.tasks.strings.ground_truth import ground_truth
 
 # f17(f8(f5("dcx","ab"),1)): add_prefix -> "abdcx", rotate by 1 -> "bdcxa", reverse -> "axcdb"
 CODE = "func_17(func_8(func_5(x, 'ab'), 1))"
@@ -27,8 +28,18 @@ def gt(stage=2, code=CODE, x=X):
 GT = gt()
 
 
+def _rewrites(e, x):
+    """The rewrite trace the classifier reads a step trace as (repeated lines dropped)."""
+    from fgx.tasks.strings.trace import chain_to_compact
+
+    got = FM._as_rewrite_trace([chain_to_compact(ln) for ln in trace_lines(e, x, 16)], FM._inline(e, x))
+    return [ln for i, ln in enumerate(got) if i == 0 or ln != got[i - 1]]
+
+
 def test_reference_trace_is_what_the_cases_assume():
-    assert trace_lines(EXPR, X) == ['f17(f8("abdcx",1))', 'f17("bdcxa")', '"axcdb"', '{"output": "axcdb"}']
+    assert trace_lines(EXPR, X) == ['"dcx".f5("ab")="abdcx"', '"abdcx".f8(1)="bdcxa"', '"bdcxa".f17()="axcdb"',
+                                    '{"output": "axcdb"}']
+    assert _rewrites(EXPR, X) == ['f17(f8("abdcx",1))', 'f17("bdcxa")', '"axcdb"', '{"output": "axcdb"}']
 
 
 COMPACT = [
@@ -74,49 +85,19 @@ def test_compact_categories(response, expected):
     assert c.reason
 
 
-@pytest.mark.parametrize("response,expected", [
-    (solution_text(EXPR, X, trace="redex"), CORRECT),
-    # the redex trace of an atomic error at step 2 (f8), of a wrong order, of a stop after step 1
-    ('f5("dcx","ab")="abdcx"\nf17(f8("abdcx",1))\nf8("abdcx",1)="bdcax"\nf17("bdcax")\n'
-     'f17("bdcax")="xacdb"\n{"output": "xacdb"}', ATOMIC),
-    ('f5("dcx","ab")="abdcx"\nf17(f8("abdcx",1))\nf17("abdcx")="xcdba"\nf8("xcdba",1)\n{"output": "cdbax"}',
-     INCORRECT),
-    ('f5("dcx","ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
-    ('f17(f8(f5("dcx","ab"),1))="qq"\n{"output": "qq"}', IGNORES),  # evaluates the prompt in one go
-])
-def test_compact_redex_traces_are_read_as_the_rewrite_steps_they_imply(response, expected):
-    c = classify_detailed(response, GT, style="compact")
-    assert c.category == expected, c.reason
-
-
-def test_redex_trace_implies_the_rewrite_trace_on_generated_problems():
+def test_step_traces_imply_one_rewrite_per_step_on_generated_problems():
     df = generate(stage=2, split="train", min_level=1, max_level=5, num=100, seed=5, style="compact",
                   max_value_len=16)
     for r in df.itertuples():
-        e = parse_code(json.loads(r.reward_model["ground_truth"])["ref_code"])
-        x = json.loads(r.reward_model["ground_truth"])["ref_input"]["x"]
-        want = trace_lines(e, x, 16)
-        got = FM._as_rewrite_trace(trace_lines(e, x, 16, "redex"), FM._inline(e, x))
-        assert [ln for i, ln in enumerate(got) if i == 0 or ln != got[i - 1]] == want
+        gt_ = json.loads(r.reward_model["ground_truth"])
+        e, x = parse_code(gt_["ref_code"]), gt_["ref_input"]["x"]
+        lines = _rewrites(e, x)
+        assert len(lines) == len(trace_lines(e, x, 16))  # one rewrite per step, then the answer
+        assert lines[-2] == json.dumps(evaluate(e, x), ensure_ascii=False)
 
 
 @pytest.mark.parametrize("response,expected", [
-    (solution_text(EXPR, X, trace="redex", render="chain"), CORRECT),
-    # the chain forms of the redex cases above: an atomic error at f8, a wrong order, a stop after step 1
-    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1).f17()\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()\n'
-     '"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
-    ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1).f17()\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)\n{"output": "cdbax"}',
-     INCORRECT),
-    ('"dcx".f5("ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
-    ('"dcx".f5("ab").f8(1).f17()="qq"\n{"output": "qq"}', IGNORES),
-])
-def test_chain_traces_are_read_as_their_nested_form(response, expected):
-    c = classify_detailed(response, GT, style="compact")
-    assert c.category == expected, c.reason
-
-
-@pytest.mark.parametrize("response,expected", [
-    (solution_text(EXPR, X, trace="steps", render="chain"), CORRECT),
+    (solution_text(EXPR, X), CORRECT),
     # the steps forms of the chain cases above: an atomic error at f8, a wrong order, a stop after step 1
     ('"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
     ('"dcx".f5("ab")="abdcx"\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)="cdbax"\n{"output": "cdbax"}', INCORRECT),
@@ -127,24 +108,6 @@ def test_chain_traces_are_read_as_their_nested_form(response, expected):
 def test_steps_traces_are_read_as_the_rewrite_steps_they_imply(response, expected):
     c = classify_detailed(response, GT, style="compact")
     assert c.category == expected, c.reason
-
-
-@pytest.mark.parametrize("response,expected", [
-    (solution_text(EXPR, X, trace="call_steps", render="chain"), CORRECT),
-    # the call_steps forms of the steps cases above
-    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)\n"abdcx".f8(1)="bdcax"\n"bdcax".f17()\n'
-     '"bdcax".f17()="xacdb"\n{"output": "xacdb"}', ATOMIC),
-    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f17()\n"abdcx".f17()="xcdba"\n"xcdba".f8(1)\n'
-     '"xcdba".f8(1)="cdbax"\n{"output": "cdbax"}', INCORRECT),
-    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n{"output": "abdcx"}', INCOMPLETE),
-    ('"dcx".f5("ab")\n"dcx".f5("ab")="abdcx"\n"abdcx".f8(1)\n"abdcx".f8(1)="bdcxa"\n"bdcxb".f17()\n'
-     '"bdcxb".f17()="bxcdb"\n{"output": "bxcdb"}', INCORRECT),
-])
-def test_call_steps_traces_are_read_as_their_steps(response, expected):
-    c = classify_detailed(response, GT, style="compact")
-    assert c.category == expected, c.reason
-    steps = "\n".join(ln for ln in response.split("\n") if "=" in ln or ln.startswith("{"))
-    assert classify_detailed(steps, GT, style="compact") == c
 
 
 def test_compact_reasons_name_the_step():
@@ -161,8 +124,7 @@ def test_compact_binary_and_methods():
     g = gt(code=code, x="bca")
     e = parse_code(code)
     assert classify(solution_text(e, "bca"), g) == CORRECT
-    lines = trace_lines(e, "bca")  # ("acb"+upper(f3("bca"))) ...
-    assert lines[0] == '("acb"+upper(f3("bca")))'
+    assert _rewrites(e, "bca")[0] == '("acb"+upper(f3("bca")))'
     assert classify('("acb"+upper("abd"))\n', g) == ATOMIC
     assert classify('("acb"+upper("abc"))\n("acb"+"ABC")\n"ABCacb"\n{"output": "ABCacb"}', g) == INCORRECT  # swapped
     assert classify('("acb"+upper("abc"))\n("acb"+"ABC")\n"acbABD"\n{"output": "acbABD"}', g) == ATOMIC

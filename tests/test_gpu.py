@@ -10,14 +10,14 @@ import torch
 from fgx.engines import get_engine
 from fgx.engines.torch.sampler import generate_ids
 
-# the CPU tests' fixtures and helpers, so both tiers run the same models and toy task
-from test_torch_engine import PROMPTS, _rand_model, _rl_settings, base_dir, tok, toy_score  # noqa: F401
+# the CPU tests' helpers (and conftest's fixtures), so both tiers run the same models and toy task
+from toy import PROMPTS, rand_model, rl_settings, toy_score
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 
 def test_fast_sampler_greedy_matches_hf_generate_on_cuda(tok):
-    m = _rand_model(tok, "llama").cuda()
+    m = rand_model(tok, "llama").cuda()
     ids = [tok(p)["input_ids"] for p in PROMPTS]
     ours = generate_ids(m, tok, ids, temperature=0, max_new_tokens=12, batch_size=2, fast=True)
     enc = tok(PROMPTS, return_tensors="pt", padding=True).to("cuda")
@@ -29,7 +29,8 @@ def test_fast_sampler_greedy_matches_hf_generate_on_cuda(tok):
 
 
 def test_grpo_raises_reward_on_cuda(base_dir):
-    get_engine("torch").rl(base_dir / "base", base_dir / "train.parquet", None, base_dir / "rl",
-                           base_dir / "metrics.parquet", _rl_settings(device="cuda"), score_fn=toy_score)
+    get_engine("torch").rl(base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet", base_dir / "rl",
+                           base_dir / "metrics.parquet", base_dir / "work", rl_settings(device="cuda"),
+                           score_fn=toy_score)
     reward = pd.read_parquet(base_dir / "metrics.parquet").query("metric == 'reward'").sort_values("step")["value"]
     assert reward.tail(3).mean() > reward.head(3).mean() + 0.2, reward.tolist()

@@ -147,7 +147,7 @@ def test_contrast_cli_splits_prompts_by_one_step_shortcuts(tmp_path):
     from fgx.tasks.strings.shortcuts import has_shortcut
 
     rows = generate(stage=2, split="test", min_level=2, max_level=2, num=40, seed=2, style="compact",
-                    max_value_len=8, render="chain")
+                    max_value_len=8)
     flags = [has_shortcut(rm["ground_truth"], 8) for rm in rows["reward_model"]]
     assert 0 < sum(flags) < len(flags)
     rows["level"] = 2

@@ -4,31 +4,30 @@ import pandas as pd
 import pytest
 
 from fgx.analysis.step_funnel import (call_signature, funnel_table, length_table, main, reference_steps,
-                                      repeats_previous_call, response_outcomes, trace_outcome, written_steps)
-from fgx.tasks.strings import Call, X, evaluate
+                                      repeats_previous_call, response_outcomes, trace_outcome)
+from fgx.tasks.strings import Call, Int, Method, Str, X, evaluate, parse_chain
 from fgx.tasks.strings.generate import Problem, make_row
+from fgx.tasks.strings.trace import written_steps
 
 X0 = "ufkvgj"
-LEVEL3 = Call(12, (Call(10, (Call(2, (X,)),)),))  # f12(f10(f2(x)))
+LEVEL3 = Call(12, (Call(10, (Call(2, (X,)),)),))  # x.f2().f10().f12()
 
 
-def _row(e, level, trace="steps", render="chain", index=0):
-    row = make_row(Problem(e, X0, evaluate(e, X0), level), stage=2, split="test", style="compact", index=index,
-                   trace=trace, render=render)
+def _row(e, level, index=0):
+    row = make_row(Problem(e, X0, evaluate(e, X0), level), stage=2, split="test", style="compact", index=index)
     row["level"] = level
     return row
 
 
 def test_reference_steps_follow_the_reduction_order():
     steps = reference_steps(_row(LEVEL3, 3))
-    assert [c for c, _ in steps] == ['f2("ufkvgj")', 'f10("fkvgj")', f'f12("{evaluate(Call(10, (Call(2, (X,)),)), X0)}")']
-    assert steps[0][1] == 'f2("ufkvgj")="fkvgj"'
+    mid = evaluate(Call(10, (Call(2, (X,)),)), X0)
+    assert [c for c, _ in steps] == [Call(2, (Str("ufkvgj"),)), Call(10, (Str("fkvgj"),)), Call(12, (Str(mid),))]
+    assert steps[0][1] == "fkvgj"
 
 
-@pytest.mark.parametrize("trace, render", [("steps", "chain"), ("redex", "chain"), ("call_steps", "chain"),
-                                           ("redex", "nested"), ("redex_arg_first", "nested")])
-def test_every_trace_form_of_the_reference_solution_is_complete(trace, render):
-    row = _row(LEVEL3, 3, trace=trace, render=render)
+def test_the_reference_solution_is_complete():
+    row = _row(LEVEL3, 3)
     written = written_steps(row["extra_info"]["solution"])
     assert len(written) == 3
     assert trace_outcome(reference_steps(row), written) == ("complete", 3)
@@ -36,23 +35,25 @@ def test_every_trace_form_of_the_reference_solution_is_complete(trace, render):
 
 def test_departures_are_found_at_their_step():
     ref = reference_steps(_row(LEVEL3, 3))
-    s1, s2, s3 = (line for _, line in ref)
+    s1, s2, s3 = written_steps(_row(LEVEL3, 3)["extra_info"]["solution"])
     assert trace_outcome(ref, []) == ("stopped", 1)
-    assert trace_outcome(ref, written_steps(f'"ufkvgj".f2()="fkvgj"\n"fkvgj".f10()="fKvGj"\n{{"output": "fKvGj"}}')) \
-        == ("stopped", 3)
-    assert trace_outcome(ref, ['f12("ufkvgj")="x"']) == ("wrong_call", 1)
-    assert trace_outcome(ref, [s1, 'f10("fkvg")="fKvG"']) == ("wrong_call", 2)  # a miscarried value
-    assert trace_outcome(ref, [s1, 'f10("fkvgj")="fkvgj"']) == ("wrong_value", 2)
+    assert trace_outcome(ref, written_steps(f'{s1}\n{s2}\n{{"output": "fKvGj"}}')) == ("stopped", 3)
+    assert trace_outcome(ref, ['"ufkvgj".f12()="x"']) == ("wrong_call", 1)
+    assert trace_outcome(ref, [s1, '"fkvg".f10()="fKvG"']) == ("wrong_call", 2)  # a miscarried value
+    assert trace_outcome(ref, [s1, '"fkvgj".f10()="fkvgj"']) == ("wrong_value", 2)
+    assert trace_outcome(ref, [s1, "not a step = at all"]) == ("wrong_call", 2)
     assert trace_outcome(ref, [s1, s2, s3, s3]) == ("extra_steps", 3)
     # lines after the answer are not steps
-    assert written_steps('"ufkvgj".f2()="fkvgj"\n{"output": "fkvgj"}\n"fkvgj".f10()="fKvGj"') == [s1]
+    assert written_steps(f'{s1}\n{{"output": "fkvgj"}}\n{s2}') == [s1]
 
 
 def test_a_wrong_call_that_repeats_the_previous_step_is_told_apart():
-    assert call_signature('f8("abc",2)') == (8, "2") and call_signature('upper("abc")') == ("upper",)
-    assert call_signature('("a"+"b")') is None and call_signature("?(") is None
+    assert call_signature(parse_chain('"abc".f8(2)')) == (8, "2")
+    assert call_signature(Method("upper", Str("abc"))) == ("upper",)
+    assert call_signature(parse_chain('("a"+"b")')) is None and call_signature(None) is None
+    assert call_signature(Call(8, (Str("x"), Int(2)))) == call_signature(parse_chain('"abc".f8(2)'))
     ref = reference_steps(_row(LEVEL3, 3))
-    s1 = ref[0][1]
+    s1 = written_steps(_row(LEVEL3, 3)["extra_info"]["solution"])[0]
     repeat = written_steps(f'{s1}\n"fkvgj".f2()="fkvgj"')  # f2 again on the carried value
     other = written_steps(f'{s1}\n"fkvgj".f12()="fkvgj"')
     assert trace_outcome(ref, repeat) == trace_outcome(ref, other) == ("wrong_call", 2)

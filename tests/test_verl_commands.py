@@ -280,15 +280,15 @@ class _Tok:
         assert not tokenize and add_generation_prompt
         return "<s>" + "".join(f"[{m['role']}]{m['content']}" for m in messages) + "[assistant]"
 
-    def __call__(self, text, add_special_tokens=True):
-        return {"input_ids": ([0] if add_special_tokens else []) + [ord(c) for c in text]}
+    def __call__(self, texts, add_special_tokens=True):
+        return {"input_ids": [([0] if add_special_tokens else []) + [ord(c) for c in t] for t in texts]}
 
 
-def test_render_prompt_uses_the_chat_template_without_a_second_bos():
+def test_prompt_ids_use_the_chat_template_without_a_second_bos():
     msgs = [{"role": "user", "content": "hi"}]
-    ids = VS.render_prompt(_Tok("{{x}}"), msgs)
+    ids = VS.prompt_ids(_Tok("{{x}}"), msgs)
     assert "".join(map(chr, ids)) == "<s>[user]hi[assistant]"
-    assert VS.render_prompt(_Tok(None), msgs) == [0, ord("h"), ord("i")]
+    assert VS.prompt_ids(_Tok(None), msgs) == [0, ord("h"), ord("i")]
 
 
 def test_hydra_values():
@@ -325,15 +325,17 @@ def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path
             Path(a.out_dir).mkdir(parents=True, exist_ok=True)
             pd.DataFrame(recs).to_parquet(VS.chunk_path(a.out_dir, a.shard, 0))
 
-    settings = {"n": 3, "temperature": 1.0, "max_new_tokens": 32, "seed": 1, "tensor_parallel_size": 2, "verl": {}}
+    settings = {"engine": "verl", "device": "cuda", "n": 3, "temperature": 1.0, "max_new_tokens": 32, "seed": 1,
+                "tensor_parallel_size": 2, "verl": {}}
     out = tmp_path / "eval" / "test.parquet"
-    E.VerlEngine(parallel_runner=fake_parallel).sample(str(tmp_path / "model"), _rows(), out, settings)
+    work = tmp_path / "work" / "eval" / "test"
+    E.VerlEngine(parallel_runner=fake_parallel).sample(str(tmp_path / "model"), _rows(), out, work, settings)
     assert sorted(calls) == [(0, 2, "0,1"), (1, 2, "2,3")]
     got = pd.read_parquet(out)
     assert list(got["level"]) == [1, 2, 1, 2, 1] and list(got["n_correct"]) == [0, 3, 0, 3, 0]
     assert got["responses"].map(len).eq(3).all() and all(list(x) == [3, 3, 3] for x in got["response_tokens"])
     assert {"data_source", "prompt", "reward_model", "extra_info", "scores", "correct"} <= set(got.columns)
-    assert not (out.parent / ".test.parquet.verl").exists()
+    assert not work.exists()
 
 
 def _fake_verl(tmp_path, steps=4):
@@ -384,7 +386,7 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     _, settings = rl_jobs(PAPER)[0]
     engine = E.VerlEngine(runner=run)
     out, metrics, work = Path("models/rl_level1"), Path("rl/metrics.parquet"), Path("rl/work")
-    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, settings, work_dir=work)
+    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work, settings)
     ppo = seen[0]
     assert ppo[1:3] == ["-m", C.PPO_MODULE] and "trainer.n_gpus_per_node=2" in ppo and "trainer.nnodes=1" in ppo
     assert seen[1][1:3] == ["-m", C.MERGE_MODULE] and seen[1][seen[1].index("--local_dir") + 1].endswith(
@@ -401,12 +403,12 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     assert json.loads((out / "resolved_config.json").read_text())["engine"] == "verl"
     # a rerun with the same inputs finds the finished training and only merges again
     seen.clear()
-    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, settings, work_dir=work)
+    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work, settings)
     assert len(seen) == 1 and C.MERGE_MODULE in seen[0]
     # changed settings start the work directory afresh
     seen.clear()
-    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics,
-              {**settings, "lr": 2e-6}, work_dir=work)
+    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work,
+              {**settings, "lr": 2e-6})
     assert len(seen) == 2 and C.PPO_MODULE in seen[0]
 
 
@@ -421,7 +423,7 @@ def test_rl_on_several_nodes_goes_through_ray_slurm(tmp_path, monkeypatch):
     run, seen = _fake_verl(tmp_path)
     _, settings = rl_jobs(PAPER)[0]
     E.VerlEngine(runner=run).rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", tmp_path / "out",
-                                tmp_path / "m.parquet", settings, work_dir=tmp_path / "work")
+                                tmp_path / "m.parquet", tmp_path / "work", settings)
     argv = seen[0]
     assert argv[:3] == ["bash", str(E.RAY_SLURM), "--"] and E.RAY_SLURM.exists()
     assert "trainer.nnodes=2" in argv and "trainer.n_gpus_per_node=8" in argv
@@ -437,9 +439,9 @@ def test_sft_builds_messages_and_merges(tmp_path, monkeypatch):
     run, seen = _fake_verl(tmp_path, steps=2)
     _, settings = sft_jobs(PAPER)[0]
     out = tmp_path / "models" / "stage1"
-    E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", out, settings)
+    E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", out, tmp_path / "work", settings)
     assert "torch.distributed.run" in seen[0] and "--nproc_per_node=1" in seen[0]
-    msgs = pd.read_parquet(out.parent / ".stage1.verl" / "sft.parquet")["messages"]
+    msgs = pd.read_parquet(tmp_path / "work" / "sft.parquet")["messages"]
     assert [m["role"] for m in msgs[0]] == ["user", "assistant"] and msgs[2][1]["content"] == "c"
     assert seen[1][seen[1].index("--local_dir") + 1].endswith("global_step_2")
     assert (out / "model.safetensors").exists()

@@ -39,63 +39,23 @@ def test_split_specs_follow_the_paper(config):
         wf.string_split_spec(config, "level9")
 
 
-def test_trace_format_reaches_only_the_pretraining_data(config):
-    """task.trace changes the base model's data, not the test set or the RL data (no rerun there)."""
-    config["task"]["trace"] = "rewrite"
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    config["task"]["trace"] = "redex"
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    changed = sorted(s for s in before if before[s] != after[s])
-    assert changed == sorted(wf.pretrain_splits(config))
-    assert all(" --trace redex " in after[s] + " " for s in changed)
+def test_pretraining_sets_use_the_prior_grammar_carried_inputs_and_first_steps(config):
+    args = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert " --inputs carried" in args["pretrain"] and "--grammar" not in args["pretrain"]
+    assert " --grammar prior" in args["pretrain_prior"]
+    assert args["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
+    others = [a for s, a in args.items() if not s.startswith("pretrain")]
+    assert not any(flag in a for a in others for flag in ("--inputs", "--grammar", "--first-step"))
+    assert all("--style compact" in a for a in args.values())
 
 
 def test_prior_depth_reaches_only_the_prior(config):
-    """data.pretrain_prior_levels changes the prior's problem set alone (a config without it: [2, 3])."""
+    """data.pretrain_prior_levels changes the prior's problem set alone."""
     before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_prior_levels"}}
-    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
     config["data"]["pretrain_prior_levels"] = [2, 4]
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
-
-
-def test_prior_level_shares_reach_only_the_prior(config):
-    """data.pretrain_prior_level_shares: equal shares (or none) change no command, so nothing reruns;
-    [3, 1] regenerates the prior alone."""
-    config["data"]["pretrain_prior_level_shares"] = [1, 1]
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_prior_level_shares"}}
-    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
-    assert not any("--level-shares" in a for a in before.values())
-    config["data"]["pretrain_prior_level_shares"] = [3, 1]
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
-    assert "--level-shares 3 1" in after["pretrain_prior"]
-
-
-def test_pretraining_inputs_reach_only_the_level1_pretraining_data(config):
-    """data.pretrain_inputs changes the base model's Level-1 problems alone (a config without it: lowercase)."""
-    config["data"]["pretrain_inputs"] = "lowercase"
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    legacy = {**config, "data": {k: v for k, v in config["data"].items() if k != "pretrain_inputs"}}
-    assert {s: wf.generate_args(legacy, s) for s in wf.string_splits(legacy)} == before
-    assert not any("--inputs" in a for a in before.values())
-    config["data"]["pretrain_inputs"] = "mixed"
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain"]
-    assert " --inputs mixed " in after["pretrain"] + " "
-
-
-def test_chain_render_reaches_every_string_split(config):
-    """task.render renders every split's prompts (a config without it: nested, no flag)."""
-    config["task"].pop("render", None)
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert not any("--render" in a for a in before.values())
-    config["task"]["render"] = "chain"
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert all(after[s].replace(" --render chain", "") == before[s] != after[s] for s in before)
 
 
 def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
@@ -108,37 +68,22 @@ def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     assert not any(wf.generate_exclusions(config, s) for s in wf.training_splits(config))
     no_prior = {**config, "data": {**config["data"], "pretrain_prior_problems": 0}}
     assert wf.generate_exclusions(no_prior, "test") == []
-    llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
+    llm = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
     assert wf.generate_exclusions(llm, "test") == []
 
 
-def test_shortcut_rejection_changes_only_the_stage2_training_splits(config):
-    """data.stage2_train_shortcuts: reject regenerates the RL splits and the iterative-RFT chunks (the same
-    Level-2 data), and the test set over the train functions that leaves them out; never test or val."""
-    config["data"].pop("stage2_train_shortcuts", None)
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert not any("--shortcuts" in a for a in before.values())
-    config["data"]["stage2_train_shortcuts"] = "reject"
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    changed = sorted(s for s in before if before[s] != after[s])
-    assert changed == ["level1", "level1to2", "level2", "level2_chunk1", "level2_chunk2"]
-    assert all(after[s].endswith("--shortcuts reject") for s in changed)
-    assert "test_train_funcs" in wf.string_splits(config)  # its exclusions read the changed files
-
-
 def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out(config):
-    """data.pretrain_step_problems adds the pretrain_steps split (levels from pretrain_step_levels,
-    [2, 6] without the key); it changes no other split's arguments but the test/val exclusions."""
-    config["data"].pop("pretrain_step_problems", None)
-    config["data"].pop("pretrain_step_levels", None)
-    config["data"].pop("pretrain_step_unmarked", None)
+    """data.pretrain_step_problems > 0 adds the pretrain_steps split (levels from pretrain_step_levels);
+    it changes no other split's arguments but the test/val exclusions."""
+    config["data"]["pretrain_step_problems"] = 0
     before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert "pretrain_steps" not in before and not any("--first-step" in a for a in before.values())
     config["data"]["pretrain_step_problems"] = 300
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert wf.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in wf.training_splits(config)
     assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
-    assert after["pretrain_steps"].startswith("--stage 1 ") and after["pretrain_steps"].endswith("--first-step")
+    assert after["pretrain_steps"].startswith("--stage 1 ")
+    assert after["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
     assert sorted(s for s in before if before[s] != after[s]) == ["test", "test_train_funcs", "val"]
     steps = "results/data/strings/pretrain_steps.parquet"
     assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
@@ -147,7 +92,7 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     config["data"]["pretrain_step_unmarked"] = 0.25  # only the first-step problems' own command changes
     assert wf.generate_args(config, "pretrain_steps").endswith("--first-step --first-step-unmarked 0.25")
     assert all(wf.generate_args(config, s) == after[s] for s in after if s != "pretrain_steps")
-    llm = {**config, "model": {"source": "path", "path": "/models/llama"}}
+    llm = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
     assert "pretrain_steps" not in wf.string_splits(llm) and wf.generate_exclusions(llm, "test") == []
 
 
@@ -181,8 +126,6 @@ def test_test_set_over_the_train_functions(config):
     assert "function_transfer" not in wf.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
         wf.string_split_spec(config, "test_train_funcs")
-    config["data"].pop("test_train_funcs_per_level")  # configs from before the key: no such set
-    assert "test_train_funcs" not in wf.string_splits(config)
 
 
 def test_model_lineage(config):
@@ -192,7 +135,7 @@ def test_model_lineage(config):
     assert wf.sft_sources(config, "rft_level2_iter2") == {
         "init": "results/models/rft_level2_iter1",
         "data": "results/rft/rft_level2_iter1/level2_chunk2.parquet"}
-    path_cfg = {**config, "model": {"source": "path", "path": "/models/llama"}}
+    path_cfg = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
     assert wf.sft_sources(path_cfg, "stage1")["init"] == "/models/llama"
 
 
@@ -219,26 +162,10 @@ def test_dry_run_builds_every_figure():
     assert jobs["rl"] == 3 and jobs["figure"] == 8 and jobs["rl_multi"] == 2 and jobs["findings"] == 1
 
 
-@pytest.mark.parametrize("overlay", ["config.quick.yaml", "config.chars.yaml"])
-def test_dry_run_with_a_quick_schedule_overlay(overlay):
-    """Both overlays drop the first-step problems (pretrain_steps) and the test set over the train functions
-    (its problem set, five evaluations, one figure) from the DAG, nothing else."""
-    jobs = dry_run_jobs("--configfile", overlay)
-    default = dry_run_jobs()
-    assert jobs == {**default, "generate_strings": default["generate_strings"] - 2,
-                    "evaluate": default["evaluate"] - 5, "figure": default["figure"] - 1}
-
-
-@pytest.mark.parametrize("overlay", ["config.half-atomic.yaml", "config.marked.yaml"])
-def test_dry_run_with_an_earlier_default_overlay_plans_the_default_dag(overlay):
-    """Sessions 25-29's and 30-35's defaults change set sizes, steps and marks only: the same jobs as the default."""
-    assert dry_run_jobs("--configfile", overlay) == dry_run_jobs()
-
-
-def test_figure_lists_agree():
-    from fgx.figures import FIGURES
-
-    assert wf.FIGURES == FIGURES
+@pytest.mark.parametrize("overlay", sorted(p.name for p in (ROOT / "experiments").glob("*.yaml")))
+def test_dry_run_with_an_experiment_overlay(overlay):
+    jobs = dry_run_jobs("--configfile", f"experiments/{overlay}")
+    assert jobs.get("rl") == 3 and jobs.get("figure", 0) >= 7
 
 
 def test_findings_read_the_tables_of_the_figures_planned(config):

@@ -51,3 +51,21 @@ def parser(description: str) -> argparse.ArgumentParser:
 def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run_job(call, settings: dict) -> int:
+    """Run ``call(engine)`` with the engine the settings name. A bad input (a missing, unreadable or
+    incomplete file, a bad setting) ends the job with one line naming it and exit status 1."""
+    setup_logging()
+    from fgx.engines import get_engine
+    from fgx.io import InputError
+    from fgx.settings import SettingsError
+
+    try:
+        if "engine" not in settings:
+            raise SettingsError("--settings has no 'engine'; the rules pass it from config.yaml")
+        call(get_engine(settings["engine"]))
+    except (InputError, SettingsError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0

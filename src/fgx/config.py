@@ -71,57 +71,31 @@ def validate_config(config: Mapping[str, Any], source: str = "config",
 
 
 def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
-    """Cross-key rules a JSON schema cannot say readably."""
+    """Cross-key rules a JSON schema cannot say readably (the schema has already checked types)."""
     problems = []
-    model = config.get("model", {}) or {}
+    model, task, data = config.get("model") or {}, config.get("task") or {}, config.get("data") or {}
     if model.get("source") == "path" and not model.get("path"):
         problems.append("key 'model.path': required when model.source is 'path'; "
                         "set it to a local Hugging Face model directory")
     if config.get("engine") == "verl" and model.get("source") == "scratch":
         problems.append("key 'model.source': the verl engine needs a pretrained model; "
                         "set model.source: path and model.path (see config.paper.yaml)")
-    if config.get("engine") == "verl" and (config.get("rl") or {}).get("frozen"):
-        problems.append("key 'rl.frozen': holding parameters fixed is a torch-engine setting; "
-                        "remove it or set engine: torch")
-    task = config.get("task", {}) or {}
-    if task.get("render", "nested") == "chain":
-        if task.get("style") != "compact":
-            problems.append("key 'task.render': chain is a compact-style rendering; set task.style: compact "
-                            "or task.render: nested")
-        from fgx.tasks.strings.expr import CHAIN_TRACES
-
-        if task.get("trace", "rewrite") not in CHAIN_TRACES:
-            problems.append(f"key 'task.render': chain writes redex, redex_full, steps or call_steps traces, got task.trace: "
-                            f"{task.get('trace', 'rewrite')}; set task.trace: redex")
-    # the trace format is the compact style's (the tiny model's pretraining traces); paper-style
-    # configs merged over config.yaml inherit its trace and never write one
-    if (task.get("style") == "compact" and task.get("trace") in ("steps", "call_steps")
-            and task.get("render", "nested") != "chain"):
-        problems.append(f"key 'task.trace': {task.get('trace')} traces are written for chain prompts only (the next step is "
-                        "read off the prompt); set task.render: chain or task.trace: redex")
-    # (only a model pretrained from scratch reads them: config.paper.yaml merged over config.yaml inherits the key)
-    if ((config.get("data", {}) or {}).get("pretrain_step_problems") and task.get("style") != "compact"
-            and (config.get("model", {}) or {}).get("source") == "scratch"):
-        problems.append("key 'data.pretrain_step_problems': first-step problems are written in the compact style "
-                        f"(the tiny model's pretraining), got task.style: {task.get('style')}; set it to 0")
+    if model.get("source") == "scratch" and task.get("style") != "compact":
+        problems.append(f"key 'task.style': a model pretrained from scratch learns the compact style, got "
+                        f"{task.get('style')!r}; set task.style: compact or model.source: path")
     for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels", "test_train_funcs_levels"):
-        levels = (config.get("data", {}) or {}).get(key)
+        levels = data.get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")
-    data = config.get("data", {}) or {}
-    shares, prior_levels = data.get("pretrain_prior_level_shares"), data.get("pretrain_prior_levels", [2, 3])
-    if (isinstance(shares, list) and isinstance(prior_levels, list) and len(prior_levels) == 2
-            and len(shares) != prior_levels[1] - prior_levels[0] + 1):
-        problems.append(f"key 'data.pretrain_prior_level_shares': got {len(shares)} shares {shares} for depths "
-                        f"{prior_levels[0]}..{prior_levels[1]} (data.pretrain_prior_levels); give one per depth, "
-                        f"{prior_levels[1] - prior_levels[0] + 1} in all")
-    countdown = config.get("countdown") or {}
-    if countdown.get("enabled"):
-        needed = ("train_problems", "test_problems", "test_numbers", "rl_runs", "sft", "evaluate")
-        missing = [k for k in needed if k not in countdown]
-        if missing:
-            problems.append(f"key 'countdown': {', '.join(missing)} required when countdown.enabled is true "
-                            "(see the countdown section of config.yaml), or set enabled: false")
+    for key in ("pretrain_prior_levels", "pretrain_step_levels"):
+        levels = data.get(key)
+        if isinstance(levels, list) and levels and levels[0] < 2:
+            problems.append(f"key 'data.{key}': got {levels}; these are compositions, so min >= 2")
+    rl = config.get("rl") or {}
+    if isinstance(rl.get("overlong_buffer"), int) and isinstance(rl.get("max_new_tokens"), int) \
+            and rl["overlong_buffer"] >= rl["max_new_tokens"]:
+        problems.append(f"key 'rl.overlong_buffer': got {rl['overlong_buffer']}; it must be below rl.max_new_tokens "
+                        f"({rl['max_new_tokens']}), or 0 for no overlong penalty")
     return problems
 
 

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -152,6 +151,25 @@ def prepare_work_dir(work: str | os.PathLike, fingerprint: str) -> Path:
     return work
 
 
-def progress_interval() -> float:
-    """Seconds between progress-bar redraws: live on a terminal, every few seconds in a job's log file."""
-    return 0.1 if sys.stderr.isatty() else 5.0
+class InputError(ValueError):
+    """An input file is missing, unreadable or lacks a column; the message names file, field and fix."""
+
+
+def read_rows(path: str | os.PathLike, what: str, columns: tuple[str, ...] = ()):
+    """Read the parquet ``path`` (a ``what``) with a clear error when it is missing, not parquet
+    (truncated, empty) or lacks one of ``columns``."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: {what} not found; run the rule that writes it (snakemake {p}) or fix the path")
+    try:
+        df = pd.read_parquet(p)
+    except Exception as err:  # pyarrow raises several types for truncated or foreign files
+        raise InputError(f"{p}: cannot read the {what} as parquet ({type(err).__name__}: {str(err)[:200]}); "
+                         f"the file is truncated or not parquet: delete it and rerun the rule that writes it") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"{p}: the {what} lack column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}); "
+                         "regenerate it with this version of fgx (delete it and rerun the rule that writes it)")
+    return df

@@ -13,14 +13,7 @@ import json
 import re
 from typing import Any, Mapping
 
-RL_RUNS = ("level1", "level2", "level1to2")
-# the figure targets, one fgx.figures module each (the same tuple as fgx.figures.FIGURES, kept free of
-# its pandas import so that the Snakefile loads fast; tests/test_workflow.py checks they agree)
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
-           "training_dynamics", "countdown_transfer", "function_transfer")
-# the figure tables fgx.analysis.findings checks the paper's findings against
-FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer")
-RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
+from fgx.names import FIGURES, FINDINGS_TABLES, RFT_ITER, RL_RUNS  # noqa: F401 (re-exported for the rules)
 
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages
 # ("string": Stage-2 RL from stage1, "multi": the same string-task RL from the Multi-Base).
@@ -61,7 +54,7 @@ def string_splits(config: Mapping) -> list[str]:
 
 
 def test_train_funcs_enabled(config: Mapping) -> bool:
-    return bool(config["data"].get("test_train_funcs_per_level", 0))
+    return config["data"]["test_train_funcs_per_level"] > 0
 
 
 def eval_splits(config: Mapping) -> list[str]:
@@ -71,47 +64,37 @@ def eval_splits(config: Mapping) -> list[str]:
 
 
 def pretrain_splits(config: Mapping) -> list[str]:
-    """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus
-    (if data.pretrain_prior_problems > 0) nested traces whose inner calls are builtin str methods
-    (``data.pretrain_prior_grammar``: builtins only, outer_call = a custom function may wrap them,
-    context_call = one custom function anywhere, also inside builtin contexts; helper_call /
-    helper_context = the same two with made-up helper functions g0..g5 among the builtins), and
-    (if data.pretrain_step_problems > 0) first-step problems: compositions of the 25 functions whose
-    marked prompt asks for the first reduction step only (a call computed inside a longer expression,
-    never a composition evaluated)."""
+    """The tiny base model's pretraining data: Level-1 traces of all 25 functions, plus (if
+    data.pretrain_prior_problems > 0) the prior's nested traces, one of the 25 among builtin methods
+    and helpers, and (if data.pretrain_step_problems > 0) first-step problems: compositions of the 25
+    functions answered with their first reduction step only (a call computed inside a longer
+    expression, never a composition evaluated)."""
     data = config["data"]
-    return (["pretrain"] + (["pretrain_prior"] if data.get("pretrain_prior_problems", 0) else [])
-            + (["pretrain_steps"] if data.get("pretrain_step_problems", 0) else []))
+    return (["pretrain"] + (["pretrain_prior"] if data["pretrain_prior_problems"] else [])
+            + (["pretrain_steps"] if data["pretrain_step_problems"] else []))
 
 
 def string_split_spec(config: Mapping, split: str) -> dict:
     """Generator arguments of one split (the CLI of ``fgx.tasks.strings generate``)."""
     data, task = config["data"], config["task"]
     lo, hi = data["test_levels"]
-    common = {"style": task["style"], "max_value_len": task.get("max_value_len"),
-              "render": task.get("render", "nested"), "seed": derive_seed(config["seed"], "data", split)}
-    # only the pretraining splits' reference traces are ever read (the base model learns their
-    # format); every other split's solution column is informative only and keeps the default
-    trace = task.get("trace", "rewrite")
+    common = {"style": task["style"], "max_value_len": task["max_value_len"],
+              "seed": derive_seed(config["seed"], "data", split)}
     if split == "pretrain":
-        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], trace=trace,
-                    inputs=data.get("pretrain_inputs", "lowercase"))
+        spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["pretrain_problems"], inputs="carried")
     elif split == "pretrain_prior":
-        # all 25 functions may appear at the root of an outer_call trace, as in Level-1 pretraining
-        lo_p, hi_p = data.get("pretrain_prior_levels", [2, 3])
+        lo_p, hi_p = data["pretrain_prior_levels"]
         spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
-                    grammar=data.get("pretrain_prior_grammar", "builtins"), trace=trace,
-                    level_shares=data.get("pretrain_prior_level_shares"))
+                    grammar="prior")
     elif split == "pretrain_steps":
-        lo_s, hi_s = data.get("pretrain_step_levels", [2, 6])
+        lo_s, hi_s = data["pretrain_step_levels"]
         spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
-                    trace=trace, first_step=True, first_step_unmarked=data.get("pretrain_step_unmarked", 0.0))
+                    first_step=True, first_step_unmarked=data["pretrain_step_unmarked"])
     elif split == "stage1":
         spec = dict(stage=1, split="train", min_level=1, max_level=1, num=data["stage1_problems"])
     elif split in TRAIN_SPLIT_LEVELS:
         a, b = TRAIN_SPLIT_LEVELS[split]
-        spec = dict(stage=2, split="train", min_level=a, max_level=b, num=data["stage2_train_problems"],
-                    shortcuts=data.get("stage2_train_shortcuts", "keep"))
+        spec = dict(stage=2, split="train", min_level=a, max_level=b, num=data["stage2_train_problems"])
     elif split == "test":
         spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
                     num=data["test_per_level"] * (hi - lo + 1))
@@ -119,13 +102,12 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         spec = dict(stage=2, split="test", min_level=lo, max_level=hi,
                     num=data["val_per_level"] * (hi - lo + 1))
     elif split == TEST_TRAIN_FUNCS and test_train_funcs_enabled(config):
-        lo_t, hi_t = data.get("test_train_funcs_levels", [2, 4])
+        lo_t, hi_t = data["test_train_funcs_levels"]
         spec = dict(stage=2, split="train", min_level=lo_t, max_level=hi_t,
                     num=data["test_train_funcs_per_level"] * (hi_t - lo_t + 1))
     elif (m := re.fullmatch(r"level2_chunk(\d+)", split)) and 1 <= int(m[1]) <= data["rft_chunks"]:
         # the iterative-RFT baseline trains on the same kind of Level-2 data as RL on Level 2
-        spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"],
-                    shortcuts=data.get("stage2_train_shortcuts", "keep"))
+        spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"])
     else:
         raise ValueError(f"unknown string-task split {split!r}; known: {', '.join(string_splits(config))}")
     return {**spec, **common}
@@ -159,23 +141,13 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--max-value-len {spec['max_value_len']}")
     if split_partition(split) != "none":
         args.append(f"--partition {split_partition(split)}")
-    if spec.get("grammar"):
+    if "grammar" in spec:
         args.append(f"--grammar {spec['grammar']}")
-    if spec.get("trace", "rewrite") != "rewrite":
-        args.append(f"--trace {spec['trace']}")
-    if spec.get("inputs", "lowercase") != "lowercase":
+    if "inputs" in spec:
         args.append(f"--inputs {spec['inputs']}")
-    if spec.get("render", "nested") != "nested":
-        args.append(f"--render {spec['render']}")
     if spec.get("first_step"):
         args.append("--first-step")
-    if spec.get("first_step_unmarked"):
         args.append(f"--first-step-unmarked {spec['first_step_unmarked']}")
-    if spec.get("shortcuts", "keep") != "keep":
-        args.append(f"--shortcuts {spec['shortcuts']}")
-    # equal shares are the generator's default: leave the flag out so the command (and nothing) changes
-    if spec.get("level_shares") and len(set(spec["level_shares"])) > 1:
-        args.append("--level-shares " + " ".join(str(s) for s in spec["level_shares"]))
     if generate_exclusions(config, split):
         args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)
@@ -199,7 +171,7 @@ def split_partition(split: str) -> str:
 # ---------------------------------------------------------------------------- countdown data
 def countdown_enabled(config: Mapping) -> bool:
     """Whether the Countdown transfer experiment (its figure and models) is a target."""
-    return bool((config.get("countdown") or {}).get("enabled", False))
+    return config["countdown"]["enabled"]
 
 
 def countdown_test_splits(config: Mapping) -> list[str]:
@@ -318,7 +290,7 @@ def sft_mix_settings(config: Mapping, model: str) -> str:
     if model != MULTI_BASE:
         raise ValueError(f"no merged SFT data for model {model!r}; known: {MULTI_BASE}")
     cd = config["countdown"]
-    return dumps({"repeats": [cd.get("string_repeats", 1), cd.get("train_repeats", 1)]})
+    return dumps({"repeats": [cd["string_repeats"], cd["train_repeats"]]})
 
 
 def rl_model(run: str, lineage: str = "string") -> str:
@@ -349,19 +321,15 @@ def rl_dir(model: str) -> str:
 
 # ---------------------------------------------------------------------------- settings
 def _runtime(config: Mapping) -> dict:
-    compute = config.get("compute", {}) or {}
     # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
     # count is not a rerun trigger
-    return {"engine": config["engine"], "device": config.get("device", "cpu"),
-            "batch_tokens": compute.get("batch_tokens", 65536),
-            "verl": config.get("verl", {}), "tensor_parallel_size": config["model"].get("tensor_parallel_size", 1)}
+    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"],
+            "tensor_parallel_size": config["model"]["tensor_parallel_size"]}
 
 
 def pretrain_settings(config: Mapping) -> str:
     base = config["base"]
-    # the default tokenizer is left out of the params, so results built before the key existed stay current
-    tokenizer = {} if base.get("tokenizer", "chars") == "chars" else {"tokenizer": base["tokenizer"]}
-    return dumps({**_runtime(config), "model": base["model"], "train": base["train"], **tokenizer,
+    return dumps({**_runtime(config), "model": base["model"], "train": base["train"],
                   "seed": derive_seed(config["seed"], "pretrain")})
 
 
@@ -370,25 +338,19 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
     if purpose == "eval":
         # Countdown tests: countdown.evaluate (Avg@32 at T=1.0); string tests: evaluate
         s = config["countdown"]["evaluate"] if is_countdown_split(split) else config["evaluate"]
-        sampling = {"n": s["n"], "temperature": s.get("temperature", 1.0),
-                    "max_new_tokens": s.get("max_new_tokens", 256)}
     elif split in ("stage1", COUNTDOWN_TRAIN):  # Multi-Base's Countdown RFT data: Stage 1's sampling
-        sampling = dict(config["stage1"]["rollout"])
+        s = config["stage1"]["rollout"]
     elif split.startswith("level2_chunk"):
-        s = config["rft_baseline"]
-        sampling = {"n": s["samples"], "temperature": s.get("temperature", 1.0),
-                    "max_new_tokens": s.get("max_new_tokens", 256)}
+        s = config["rft_baseline"]["rollout"]
     else:
         raise ValueError(f"no rollout settings for split {split!r}")
-    sampling.setdefault("temperature", 1.0)
-    sampling.setdefault("top_p", 1.0)
+    sampling = {k: s[k] for k in ("n", "temperature", "max_new_tokens")}
     return dumps({**_runtime(config), **sampling, "seed": derive_seed(config["seed"], purpose, model, split)})
 
 
 def filter_settings(config: Mapping, split: str) -> str:
     stage1 = split in ("stage1", COUNTDOWN_TRAIN)
-    f = dict(config["stage1"]["filter"]) if stage1 else {"drop_all_solved": False, "max_per_prompt": 1}
-    return dumps(f)
+    return dumps(config["stage1"]["filter"] if stage1 else config["rft_baseline"]["filter"])
 
 
 def sft_settings(config: Mapping, model: str) -> str:
@@ -401,9 +363,9 @@ def sft_settings(config: Mapping, model: str) -> str:
 
 def rl_settings(config: Mapping, run: str, lineage: str = "string") -> str:
     """Settings of RL run ``run`` (``rl:``, the run's own seed). The Countdown lineage (``multi``)
-    runs the same string-task RL, for ``countdown.rl_steps`` steps where that key is set."""
+    runs the same string-task RL for ``countdown.rl_steps`` steps."""
     rl = {k: v for k, v in config["rl"].items() if k != "runs"}
-    if lineage == "multi" and (config.get("countdown") or {}).get("rl_steps"):
+    if lineage == "multi":
         rl["steps"] = config["countdown"]["rl_steps"]
     return dumps({**_runtime(config), **rl, "seed": derive_seed(config["seed"], "rl", run)})
 
@@ -416,8 +378,8 @@ def passk_grid(n: int) -> list[int]:
 
 def metrics_settings(config: Mapping) -> str:
     e = config["evaluate"]
-    return dumps({"ks": passk_grid(e["n"]), "bootstrap": e.get("bootstrap", 1000),
-                  "ci": e.get("ci", 0.95), "seed": derive_seed(config["seed"], "metrics")})
+    return dumps({"ks": passk_grid(e["n"]), "bootstrap": e["bootstrap"], "ci": e["ci"],
+                  "seed": derive_seed(config["seed"], "metrics")})
 
 
 # which `figures:` keys each figure reads (so a plot knob reruns only its own figure)
@@ -431,7 +393,7 @@ def figure_settings(config: Mapping, figure: str) -> str:
     extra = {}
     if figure in ("countdown_transfer", "model_contrasts", "function_transfer"):  # bootstrap CIs over prompts
         e = config["evaluate"]
-        extra = {"bootstrap": e.get("bootstrap", 1000), "ci": e.get("ci", 0.95),
+        extra = {"bootstrap": e["bootstrap"], "ci": e["ci"],
                  "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
     if figure in ("model_contrasts", "function_transfer"):
         extra["pairs"] = contrast_pairs(config)

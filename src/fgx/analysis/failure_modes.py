@@ -49,8 +49,10 @@ Candidates equal to the true value are never used; the first one in this order n
 
 Compact responses (the tiny model's trace)
 ------------------------------------------
-Lines are read up to the first line starting with ``{`` (the output line) or the first line
-``parse_compact`` rejects (the trace breaks off there). Each line is matched against the previous
+Step lines (``"dcba".f3()="abcd"``, :mod:`fgx.tasks.strings.trace`) are read as the rewrite trace they
+imply: each line the whole expression with the steps so far replaced by their values. Lines are read
+up to the first line starting with ``{`` (the output line) or the first line that is no expression
+(the trace breaks off there). Each line is matched against the previous
 one (``cur``, starting at the inlined program): identical = no progress (ignored); the previous
 line with some subtrees replaced by string literals = rewrite steps; anything else = a structural
 change. The first wrong event decides:
@@ -108,10 +110,11 @@ from functools import lru_cache
 from typing import Any
 
 from fgx.tasks.strings import functions as F
-from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, chain_to_compact,
-                                    children, evaluate, parse_code, parse_compact, quote, render_code, render_compact,
-                                    replace_at, top_level_eq, trace_lines, with_child)
-from fgx.tasks.strings.generate import parse_ground_truth
+from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate,
+                                    parse_code, parse_compact, quote, render_code, render_compact, replace_at,
+                                    with_child)
+from fgx.tasks.strings.ground_truth import parse_ground_truth
+from fgx.tasks.strings.trace import chain_to_compact, top_level_eq, trace_lines
 from fgx.tasks.strings.scoring import compute_score
 
 CORRECT = "Correct"
@@ -154,7 +157,7 @@ class _Problem:
     nodes: tuple
     by_path: dict
     known: tuple  # the input and the program's string literals, in order
-    truth: tuple  # the compact reference trace (trace_lines)
+    truth: tuple  # the reference answer (fgx.tasks.strings.trace.trace_lines)
 
 
 def _reducible(e) -> bool:
@@ -266,7 +269,7 @@ def _problem(ground_truth: Any) -> _Problem:
 
 
 def truth_trace(ground_truth: Any) -> list[str]:
-    """The reference compact trace of a problem (one rewrite per line, then the output line)."""
+    """The reference answer of a problem (one step per line, then the output line)."""
     return list(_problem(ground_truth).truth)
 
 
@@ -471,14 +474,13 @@ def _find_subtree(e: Expr, target: Expr, path: tuple = ()) -> tuple | None:
 
 
 def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
-    """A ``redex`` trace read as the ``rewrite`` trace it implies.
+    """A step trace (nested form) read as the rewrite trace the classifier reasons in: each line the
+    whole expression with the steps so far replaced by their values.
 
-    A line ``A="v"`` whose ``A`` is a sub-expression of the current expression becomes the current
-    expression with that sub-expression replaced by ``"v"`` (so a following rewritten-expression
-    line that agrees is no progress, and one that disagrees is a carry or structural error); an
-    ``A`` found nowhere becomes the lines ``A`` and ``"v"`` (a structural change, then a step).
-    Lines without a top-level ``=`` (every line of a ``rewrite`` trace) pass through unchanged, but for
-    a ``call_steps`` call line (a sub-expression alone, the next line its step), which is dropped."""
+    A step ``A="v"`` whose ``A`` is a sub-expression of the current expression becomes the current
+    expression with that sub-expression replaced by ``"v"``; an ``A`` found nowhere becomes the lines
+    ``A`` and ``"v"`` (a structural change, then a step). A line without a top-level ``=`` (a whole
+    expression written out) passes through unchanged."""
     out: list[str] = []
     cur = e0
     for k, line in enumerate(lines):
@@ -488,10 +490,7 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
         i = top_level_eq(line)
         try:
             if i < 0:
-                e = parse_compact(line)
-                if e != cur and k + 1 < len(lines) and lines[k + 1].startswith(line + "="):
-                    continue  # a call_steps call line: the call alone, its step next
-                cur = e
+                cur = parse_compact(line)
                 out.append(line)
                 continue
             lhs, rhs = parse_compact(line[:i]), parse_compact(line[i + 1:])
@@ -512,7 +511,7 @@ def _as_rewrite_trace(lines: list[str], e0: Expr) -> list[str]:
 
 
 def _classify_compact(p: _Problem, text: str, found: bool, pred: str | None) -> Classification:
-    lines = [chain_to_compact(ln.strip()) for ln in text.split("\n")]  # task.render: chain, read as nested
+    lines = [chain_to_compact(ln.strip()) for ln in text.split("\n")]  # chain lines read as nested
     lines = _as_rewrite_trace([ln for ln in lines if ln], p.e0)
     cur = p.e0
     first: Classification | None = None

@@ -22,8 +22,7 @@ the shares of those that stop before it, call it wrong, compute it wrong or get 
 level, the shares of responses with fewer, exactly as many or more step lines than the expression
 has steps, with the most common length of the short ones.
 
-Compact style only, like ``first_lines`` (chain, ``redex_arg_first`` and nested step lines are
-read alike; rewritten-expression lines and ``call_steps``' call lines are skipped). CLI::
+Compact style only (steps are read with :func:`fgx.tasks.strings.trace.written_steps`). CLI::
 
     python -m fgx.analysis.step_funnel --eval results/eval/rl_level2/test.parquet [--levels 2 3 4] [--out CSV]
 """
@@ -38,70 +37,50 @@ from typing import Sequence
 import pandas as pd
 
 from fgx.analysis.evals import print_table, read_eval
-from fgx.analysis.first_lines import _step_lines
-from fgx.tasks.strings.expr import (Call, Method, arg_first_to_compact, chain_to_compact, parse_code, parse_compact,
-                                    quote, reductions, render_compact, top_level_eq)
-from fgx.tasks.strings.generate import parse_ground_truth
+from fgx.tasks.strings.expr import Call, Expr, Method, parse_chain, parse_code, reductions, render_chain
+from fgx.tasks.strings.ground_truth import parse_ground_truth
+from fgx.tasks.strings.trace import parse_step, written_steps
 
 OUTCOMES = ("stopped", "wrong_call", "wrong_value", "extra_steps", "complete")
 
 
-def reference_steps(row) -> list[tuple[str, str]]:
-    """The true steps of a compact row, each as (call, call=value) in the nested form."""
+def reference_steps(row) -> list[tuple[Expr, str]]:
+    """The true steps of a compact row: each reduced call (the input inlined) and its value."""
     gt = parse_ground_truth(row["reward_model"]["ground_truth"])
     e, x = parse_code(gt["ref_code"]), gt["x"]
-    steps = []
-    for redex, value in reductions(e, x):
-        call = render_compact(redex, x)
-        steps.append((call, f"{call}={quote(value)}"))
-    return steps
+    return [(parse_chain(render_chain(redex, x)), value) for redex, value in reductions(e, x)]
 
 
-def written_steps(response: str) -> list[str]:
-    """The response's step lines (a call with its value) up to its answer, in the nested form."""
-    out = []
-    for line in _step_lines(response):
-        if line.startswith('{"output"'):
-            break
-        if top_level_eq(line) > 0:  # a step; rewritten expressions and bare values have no top-level '='
-            out.append(chain_to_compact(arg_first_to_compact(line)))
-    return out
-
-
-def trace_outcome(reference: Sequence[tuple[str, str]], written: Sequence[str]) -> tuple[str, int]:
+def trace_outcome(reference: Sequence[tuple[Expr, str]], written: Sequence[str]) -> tuple[str, int]:
     """The outcome (one of ``OUTCOMES``) and the 1-based step it happens at (for ``extra_steps`` and
     ``complete``: the number of true steps)."""
-    for k, (call, line) in enumerate(reference):
+    for k, (call, value) in enumerate(reference):
         if k >= len(written):
             return "stopped", k + 1
-        got = written[k]
-        if got[:top_level_eq(got)] != call:
+        got = parse_step(written[k])
+        if got is None or got[0] != call:
             return "wrong_call", k + 1
-        if got != line:
+        if got[1] != value:
             return "wrong_value", k + 1
     return ("extra_steps" if len(written) > len(reference) else "complete"), len(reference)
 
 
-def call_signature(call: str) -> tuple | None:
-    """What a step's call applies, whatever its first argument: ``f8("abc",2)`` -> ``(8, "2")``,
-    ``upper("abc")`` -> ``("upper",)``; None for anything else (a concatenation, an unparsable line)."""
-    try:
-        e = parse_compact(call)
-    except ValueError:
-        return None
-    if isinstance(e, Call):
-        return (e.fn, *(render_compact(a, "") for a in e.args[1:]))
-    if isinstance(e, Method):
-        return (e.name,)
+def call_signature(call: Expr | None) -> tuple | None:
+    """What a step's call applies, whatever its first argument: ``"abc".f8(2)`` -> ``(8, "2")``,
+    ``"abc".upper()`` -> ``("upper",)``; None for anything else (a concatenation, an unparsable line)."""
+    if isinstance(call, Call):
+        return (call.fn, *(render_chain(a, "") for a in call.args[1:]))
+    if isinstance(call, Method):
+        return (call.name,)
     return None
 
 
-def repeats_previous_call(reference: Sequence[tuple[str, str]], written: Sequence[str], step: int) -> bool:
+def repeats_previous_call(reference: Sequence[tuple[Expr, str]], written: Sequence[str], step: int) -> bool:
     """Whether the written line at ``step`` (1-based, > 1) applies the previous true step's call again."""
     if step < 2 or step > len(written) or step > len(reference):
         return False
-    got = written[step - 1]
-    sig = call_signature(got[:top_level_eq(got)])
+    got = parse_step(written[step - 1])
+    sig = call_signature(got[0] if got else None)
     return sig is not None and sig == call_signature(reference[step - 2][0])
 
 

@@ -1,20 +1,22 @@
-"""Engines: ``get_engine("torch")`` (embedded, CPU or one GPU) or ``get_engine("verl")``
-(vLLM + verl command builders). Both write the same files (docs/architecture.md)."""
+"""Engines: ``get_engine("torch")`` (embedded, CPU or one GPU) or ``get_engine("verl")`` (vLLM + verl).
+
+Both have the methods ``sample``, ``pretrain`` (torch only), ``sft`` and ``rl``, take the job's
+settings as :mod:`fgx.workflow` builds them, and write the same files (docs/architecture.md).
+"""
 
 from __future__ import annotations
-
-import importlib
 
 ENGINES = ("torch", "verl")
 
 
 def get_engine(name: str):
-    """Return the engine object for ``config["engine"]``; modules are imported lazily."""
-    if name not in ENGINES:
-        raise ValueError(f"engine {name!r} unknown; set config 'engine' to one of {list(ENGINES)}")
-    mod = importlib.import_module(f"fgx.engines.{name}")
-    if hasattr(mod, "get_engine"):
-        return mod.get_engine()
-    if hasattr(mod, "ENGINE"):
-        return mod.ENGINE
-    return mod
+    """The engine that config key ``engine`` names; its modules are imported only here."""
+    if name == "torch":
+        from fgx.engines.torch import TorchEngine
+
+        return TorchEngine()
+    if name == "verl":
+        from fgx.engines.verl import VerlEngine
+
+        return VerlEngine()
+    raise ValueError(f"engine {name!r} unknown; set config 'engine' to one of {', '.join(ENGINES)}")

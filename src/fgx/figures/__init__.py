@@ -16,9 +16,7 @@ import pandas as pd
 
 from fgx.config import settings_hash
 from fgx.io import atomic_path, read_settings
-
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
-           "training_dynamics", "countdown_transfer", "function_transfer")
+from fgx.names import FIGURES
 
 
 def read_with_provenance(path: str | Path) -> pd.DataFrame:

@@ -3,112 +3,58 @@ generation_config.json), written atomically."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
 from fgx.io import atomic_dir
+from fgx.settings import ModelShape
 
 
-def fill_settings(cls, settings: Mapping[str, Any] | None, where: str):
-    """Instantiate dataclass ``cls`` from a plain dict; unknown keys raise naming the key."""
-    settings = dict(settings or {})
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(settings) - names)
-    if unknown:
-        raise ValueError(
-            f"{where}: unknown setting(s) {unknown}; allowed keys: {sorted(names)}. "
-            "Fix the key name in config.yaml."
-        )
-    return cls(**settings)
+# fixed parts of the tiny Llama's architecture (config base.model sets its sizes)
+ROPE_THETA = 10000.0
+RMS_NORM_EPS = 1e-5
+INITIALIZER_RANGE = 0.02
 
 
-@dataclass
-class ModelSettings:
-    """Architecture of the tiny Llama (defaults chosen by measurement, see docs)."""
-
-    hidden_size: int = 192
-    num_layers: int = 6
-    num_heads: int = 6
-    num_kv_heads: int = 2
-    intermediate_size: int = 512
-    max_positions: int = 1024
-    rope_theta: float = 10000.0
-    rms_norm_eps: float = 1e-5
-    tie_embeddings: bool = True
-    initializer_range: float = 0.02
-
-
-def llama_config(settings: Mapping[str, Any] | ModelSettings | None, tokenizer):
+def llama_config(shape: ModelShape, tokenizer, initializer_range: float = INITIALIZER_RANGE):
+    """The Hugging Face config of the tiny Llama: ``shape`` (config ``base.model``), tied embeddings."""
     from transformers import LlamaConfig
 
-    s = settings if isinstance(settings, ModelSettings) else fill_settings(
-        ModelSettings, settings, "model settings"
-    )
-    if s.hidden_size % s.num_heads or s.num_heads % s.num_kv_heads:
+    if shape.hidden_size % shape.num_attention_heads or shape.num_attention_heads % shape.num_key_value_heads:
         raise ValueError(
-            f"model settings: hidden_size ({s.hidden_size}) must be divisible by num_heads "
-            f"({s.num_heads}), and num_heads by num_kv_heads ({s.num_kv_heads})"
-        )
+            f"base.model: hidden_size ({shape.hidden_size}) must be divisible by num_attention_heads "
+            f"({shape.num_attention_heads}), and that by num_key_value_heads ({shape.num_key_value_heads})")
     return LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=s.hidden_size,
-        intermediate_size=s.intermediate_size,
-        num_hidden_layers=s.num_layers,
-        num_attention_heads=s.num_heads,
-        num_key_value_heads=s.num_kv_heads,
-        max_position_embeddings=s.max_positions,
-        rms_norm_eps=s.rms_norm_eps,
-        rope_theta=s.rope_theta,
-        tie_word_embeddings=s.tie_embeddings,
-        initializer_range=s.initializer_range,
+        hidden_size=shape.hidden_size,
+        intermediate_size=shape.intermediate_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        num_attention_heads=shape.num_attention_heads,
+        num_key_value_heads=shape.num_key_value_heads,
+        max_position_embeddings=shape.max_position_embeddings,
+        rms_norm_eps=RMS_NORM_EPS,
+        rope_theta=ROPE_THETA,
+        tie_word_embeddings=True,
+        initializer_range=initializer_range,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
 
 
-def build_model(settings, tokenizer, seed: int = 0):
+def build_model(shape: ModelShape, tokenizer, seed: int = 0, initializer_range: float = INITIALIZER_RANGE):
     """A freshly initialised tiny LlamaForCausalLM (float32), deterministic in ``seed``."""
     from transformers import LlamaForCausalLM
 
-    config = llama_config(settings, tokenizer)
+    config = llama_config(shape, tokenizer, initializer_range)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
     return model
-
-
-# Parameter groups RL may hold fixed (``rl.frozen``), by the Hugging Face Llama parameter names they match.
-# The embedding matrix holds one row per function-name token, the only weights that belong to one function alone.
-PARAMETER_GROUPS = {
-    "embeddings": ("embed_tokens.", "lm_head."),
-    "attention": ("self_attn.",),
-    "mlp": ("mlp.",),
-    "norms": ("norm.",),
-}
-
-
-def freeze_parameters(model, groups) -> int:
-    """Set ``requires_grad=False`` on every parameter in ``groups`` (keys of PARAMETER_GROUPS); return how
-    many scalars are frozen. Tied input/output embeddings are one tensor, frozen by either name."""
-    unknown = sorted(set(groups) - set(PARAMETER_GROUPS))
-    if unknown:
-        raise ValueError(f"rl settings: frozen {unknown} unknown; choose from {sorted(PARAMETER_GROUPS)}")
-    patterns = tuple(pat for g in groups for pat in PARAMETER_GROUPS[g])
-    frozen = 0
-    for name, p in model.named_parameters():  # named_parameters lists a tied tensor once
-        if any(pat in name for pat in patterns):
-            p.requires_grad_(False)
-            frozen += p.numel()
-    if groups and not frozen:
-        raise ValueError(f"rl settings: frozen {list(groups)} matched no parameter of {type(model).__name__}")
-    return frozen
 
 
 def n_params(model) -> int:

@@ -22,8 +22,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from fgx.engines.torch.tokenizer import encode_prompts, render_prompt
-from fgx.io import progress_interval
+from fgx.progress import progress_interval
 
 
 @dataclass
@@ -469,14 +468,3 @@ def decode_completions(tokenizer, completions: Sequence[Completion], stop: Seque
             cut.append(t[:k] if k >= 0 else t)
         texts = cut
     return texts
-
-
-def generate_texts(model, tokenizer, prompts: Sequence, **kw) -> tuple[list[list[str]], list[list[int]], list[Completion]]:
-    """Prompts (message lists or strings) -> (texts per prompt, token counts per prompt, completions)."""
-    n = kw.get("n", 1)
-    texts_in = [render_prompt(tokenizer, p) for p in prompts]
-    comps = generate_ids(model, tokenizer, encode_prompts(tokenizer, texts_in), **kw)
-    texts = decode_completions(tokenizer, comps, kw.get("stop", ()))
-    by_prompt = [texts[i * n:(i + 1) * n] for i in range(len(prompts))]
-    counts = [[len(c.token_ids) for c in comps[i * n:(i + 1) * n]] for i in range(len(prompts))]
-    return by_prompt, counts, comps

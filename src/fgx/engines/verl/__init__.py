@@ -15,11 +15,5 @@ from fgx.engines.verl.commands import (
 )
 from fgx.engines.verl.engine import VerlEngine
 
-
-def get_engine() -> VerlEngine:
-    """What ``fgx.engines.get_engine("verl")`` returns."""
-    return VerlEngine()
-
-
-__all__ = ["VerlEngine", "get_engine", "merge_command", "ppo_command", "ppo_overrides", "rollout_command",
+__all__ = ["VerlEngine", "merge_command", "ppo_command", "ppo_overrides", "rollout_command",
            "sft_command", "sft_overrides", "verl_settings"]

@@ -43,6 +43,7 @@ SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
 ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
+WEIGHT_DECAY = 0.01  # the actor's AdamW weight decay, as the torch engine's RL (fgx.engines.torch.rl)
 
 VERL_DEFAULTS: dict[str, Any] = {
     "n_gpus_per_node": 8,            # used only when the job cannot count its GPUs
@@ -65,7 +66,6 @@ VERL_DEFAULTS: dict[str, Any] = {
     "project_name": "fgx",
     "ppo_overrides": [],             # extra Hydra overrides appended verbatim (checked by the tests)
     "sft": {
-        "max_length": 9216,          # prompt + response tokens per example
         "truncation": "right",
         "micro_batch_size_per_gpu": 1,
         "max_token_len_per_gpu": 18432,
@@ -104,12 +104,6 @@ def verl_settings(settings: Mapping) -> dict:
         else:
             merged[key] = value
     return merged
-
-
-def _need(settings: Mapping, *keys: str) -> None:
-    missing = [k for k in keys if settings.get(k) is None]
-    if missing:
-        raise SettingsError(f"verl engine: settings lack {', '.join(missing)} (set them in the config)")
 
 
 # ----------------------------------------------------------------------------- Hydra values
@@ -165,17 +159,17 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
                   val_files: Sequence[str] | str, checkpoint_dir: str, experiment_name: str,
                   reward_path: str, n_gpus_per_node: int, nnodes: int = 1,
                   ray_num_cpus: int | None = None) -> list[str]:
-    """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2)."""
-    _need(settings, "steps", "batch_size", "group_size", "lr", "max_new_tokens")
+    """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2): the
+    objective of :mod:`fgx.algos.objective` (the torch engine's), mapped onto verl's GRPO."""
+    from fgx.algos import objective
+    from fgx.settings import RL, Runtime
+
+    s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
     v = verl_settings(settings)
-    algo = settings.get("algorithm", "grpo")
-    if algo not in ADV_ESTIMATORS:
-        raise SettingsError(f"rl.algorithm {algo!r}: the verl engine knows {', '.join(ADV_ESTIMATORS)}")
-    estimator, norm_by_std = ADV_ESTIMATORS[algo]
-    bsz, n = int(settings["batch_size"]), int(settings["group_size"])
-    max_new = int(settings["max_new_tokens"])
-    kl = float(settings.get("kl_coef", 0.0) or 0.0)
-    tp = int(settings.get("tensor_parallel_size") or 1)
+    if s.algorithm not in ADV_ESTIMATORS:
+        raise SettingsError(f"rl.algorithm {s.algorithm!r}: the verl engine knows {', '.join(ADV_ESTIMATORS)}")
+    estimator, norm_by_std = ADV_ESTIMATORS[s.algorithm]
+    bsz, n, max_new, kl, tp = s.batch_size, s.group_size, s.max_new_tokens, float(s.kl_coef), rt.tensor_parallel_size
     gen_bsz = int(v["gen_batch_size"] or 2 * bsz)
     o = [
         _ov("algorithm.adv_estimator", estimator),
@@ -193,22 +187,24 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("data.filter_overlong_prompts", True),
         _ov("data.truncation", "error"),
         _ov("data.shuffle", True),
-        _ov("data.seed", int(settings.get("seed", 0))),
+        _ov("data.seed", rt.seed),
         # model
         _ov("actor_rollout_ref.model.path", model_dir),
         *_attention_overrides("actor_rollout_ref.model", v),
         _ov("actor_rollout_ref.model.enable_gradient_checkpointing", True),
-        # actor: one update per step (mini-batch = batch), token-mean loss, symmetric clip
-        _ov("actor_rollout_ref.actor.optim.lr", float(settings["lr"])),
+        # actor: one on-policy update per step (mini-batch = batch), so the clip never binds
+        _ov("actor_rollout_ref.actor.optim.lr", float(s.lr)),
+        _ov("actor_rollout_ref.actor.optim.weight_decay", WEIGHT_DECAY),
         _ov("actor_rollout_ref.actor.ppo_mini_batch_size", bsz),
         _ov("actor_rollout_ref.actor.ppo_epochs", 1),
-        _ov("actor_rollout_ref.actor.clip_ratio_low", float(settings.get("clip_low", 0.2))),
-        _ov("actor_rollout_ref.actor.clip_ratio_high", float(settings.get("clip_high", 0.2))),
-        _ov("actor_rollout_ref.actor.loss_agg_mode", settings.get("loss_agg_mode", "token-mean")),
-        _ov("actor_rollout_ref.actor.entropy_coeff", float(settings.get("entropy_coef", 0.0) or 0.0)),
+        _ov("actor_rollout_ref.actor.clip_ratio_low", objective.CLIP_RATIO),
+        _ov("actor_rollout_ref.actor.clip_ratio_high", objective.CLIP_RATIO),
+        _ov("actor_rollout_ref.actor.clip_ratio_c", objective.CLIP_RATIO_C),
+        _ov("actor_rollout_ref.actor.loss_agg_mode", s.loss_agg_mode),
+        _ov("actor_rollout_ref.actor.entropy_coeff", float(s.entropy_coef)),
         _ov("actor_rollout_ref.actor.use_kl_loss", kl > 0),
         _ov("actor_rollout_ref.actor.kl_loss_coef", kl),
-        _ov("actor_rollout_ref.actor.kl_loss_type", "low_var_kl"),
+        _ov("actor_rollout_ref.actor.kl_loss_type", objective.KL_KIND),
         _ov("actor_rollout_ref.actor.use_dynamic_bsz", True),
         _ov("actor_rollout_ref.actor.ppo_max_token_len_per_gpu", int(v["ppo_max_token_len_per_gpu"])),
         _ov("actor_rollout_ref.actor.fsdp_config.param_offload", bool(v["param_offload"])),
@@ -217,7 +213,7 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         # rollout: vLLM
         _ov("actor_rollout_ref.rollout.name", "vllm"),
         _ov("actor_rollout_ref.rollout.n", n),
-        _ov("actor_rollout_ref.rollout.temperature", float(settings.get("temperature", 1.0))),
+        _ov("actor_rollout_ref.rollout.temperature", float(s.temperature)),
         _ov("actor_rollout_ref.rollout.top_p", 1.0),
         _ov("actor_rollout_ref.rollout.top_k", -1),
         _ov("actor_rollout_ref.rollout.tensor_model_parallel_size", tp),
@@ -225,7 +221,7 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("actor_rollout_ref.rollout.enforce_eager", bool(v["enforce_eager"])),
         _ov("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", True),
         _ov("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
-        _ov("actor_rollout_ref.rollout.seed", int(settings.get("seed", 0))),
+        _ov("actor_rollout_ref.rollout.seed", rt.seed),
         _ov("actor_rollout_ref.rollout.val_kwargs.do_sample", float(v["val_temperature"]) > 0),
         _ov("actor_rollout_ref.rollout.val_kwargs.temperature", float(v["val_temperature"])),
         _ov("actor_rollout_ref.rollout.val_kwargs.n", int(v["val_n"])),
@@ -235,9 +231,10 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         # reward: fgx's compute_score through the DAPO manager (overlong penalty)
         _ov("reward.custom_reward_function.path", reward_path),
         _ov("reward.custom_reward_function.name", "compute_score"),
+        _ov("+reward.custom_reward_function.reward_kwargs.reward", s.reward),
         _ov("reward.reward_manager.name", "dapo"),
     ]
-    buffer = int(settings.get("overlong_buffer", 0) or 0)
+    buffer = s.overlong_buffer
     if buffer >= max_new:
         raise SettingsError(f"rl.overlong_buffer ({buffer}) must be smaller than rl.max_new_tokens ({max_new})")
     o += [
@@ -248,19 +245,18 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("+reward.reward_kwargs.max_resp_len", max_new),
     ]
     # dynamic sampling (DAPO group filter)
-    dyn = bool(settings.get("dynamic_sampling", False))
     o += [
-        _ov("algorithm.filter_groups.enable", dyn),
+        _ov("algorithm.filter_groups.enable", bool(s.dynamic_sampling)),
         _ov("algorithm.filter_groups.metric", v["filter_groups_metric"]),
-        _ov("algorithm.filter_groups.max_num_gen_batches", int(settings.get("max_generation_batches", 0) or 0)),
+        _ov("algorithm.filter_groups.max_num_gen_batches", int(s.max_generation_batches)),
         _ov("algorithm.filter_groups.max_inflight_gen_batches", max(1, gen_bsz // bsz)),
     ]
     # trainer
     o += [
-        _ov("trainer.total_training_steps", int(settings["steps"])),
+        _ov("trainer.total_training_steps", int(s.steps)),
         _ov("trainer.total_epochs", 1000),  # steps bound the run; epochs only need to be large enough
-        _ov("trainer.test_freq", int(settings.get("eval_every", 10))),
-        _ov("trainer.save_freq", int(settings.get("save_every", 25))),
+        _ov("trainer.test_freq", int(s.eval_every)),
+        _ov("trainer.save_freq", int(s.save_every)),
         _ov("trainer.val_before_train", True),
         _ov("trainer.critic_warmup", 0),
         _ov("trainer.logger", list(v["logger"])),
@@ -286,26 +282,28 @@ def ppo_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[
 def sft_overrides(settings: Mapping, *, model_dir: str, train_file: str, checkpoint_dir: str,
                   experiment_name: str, n_gpus_per_node: int) -> list[str]:
     """Hydra overrides of ``verl.trainer.sft_trainer`` for one rejection-fine-tuning model."""
-    _need(settings, "epochs", "batch_size", "lr")
+    from fgx.settings import SFT, Runtime
+
+    job, rt = SFT.from_settings(settings), Runtime.from_settings(settings)
     s = verl_settings(settings)["sft"]
     v = verl_settings(settings)
     return [
         _ov("data.train_files", train_file),
         _ov("data.val_files", None),
         _ov("data.messages_key", "messages"),
-        _ov("data.train_batch_size", int(settings["batch_size"])),
+        _ov("data.train_batch_size", int(job.batch_size)),
         _ov("data.micro_batch_size_per_gpu", int(s["micro_batch_size_per_gpu"])),
         _ov("data.use_dynamic_bsz", bool(s["use_dynamic_bsz"])),
         _ov("data.max_token_len_per_gpu", int(s["max_token_len_per_gpu"])),
-        _ov("data.max_length", int(settings.get("max_length") or s["max_length"])),
+        _ov("data.max_length", int(job.max_length)),
         _ov("data.truncation", s["truncation"]),
         _ov("model.path", model_dir),
         _ov("model.enable_gradient_checkpointing", True),
         *_attention_overrides("model", v),
-        _ov("optim.lr", float(settings["lr"])),
+        _ov("optim.lr", float(job.lr)),
         _ov("optim.lr_warmup_steps_ratio", float(s["warmup_steps_ratio"])),
-        _ov("trainer.total_epochs", int(settings["epochs"])),
-        _ov("trainer.seed", int(settings.get("seed", 0))),
+        _ov("trainer.total_epochs", int(job.epochs)),
+        _ov("trainer.seed", rt.seed),
         _ov("trainer.logger", list(v["logger"])),
         _ov("trainer.project_name", v["project_name"]),
         _ov("trainer.experiment_name", experiment_name),
@@ -336,19 +334,20 @@ def merge_command(*, checkpoint_dir: str, target_dir: str, python: str = "python
 def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_dir: str,
                     shard: int = 0, num_shards: int = 1, python: str = "python") -> list[str]:
     """argv of one vLLM sampling shard (``python -m fgx.engines.verl.vllm_sample``)."""
-    _need(settings, "n", "max_new_tokens")
+    from fgx.settings import Runtime, Sampling
+
+    job, rt = Sampling.from_settings(settings), Runtime.from_settings(settings)
     v = verl_settings(settings)
     s = v["sample"]
-    max_model_len = s["max_model_len"] or int(v["max_prompt_length"]) + int(settings["max_new_tokens"])
+    max_model_len = s["max_model_len"] or int(v["max_prompt_length"]) + int(job.max_new_tokens)
     argv = [python, "-m", SAMPLE_MODULE,
             "--model", str(model_dir), "--data", str(data_path), "--out-dir", str(out_dir),
             "--shard", str(shard), "--num-shards", str(num_shards),
-            "--n", str(int(settings["n"])),
-            "--temperature", repr(float(settings.get("temperature", 1.0))),
-            "--top-p", repr(float(settings.get("top_p", 1.0))),
-            "--max-tokens", str(int(settings["max_new_tokens"])),
-            "--seed", str(int(settings.get("seed", 0))),
-            "--tensor-parallel-size", str(int(settings.get("tensor_parallel_size") or 1)),
+            "--n", str(int(job.n)),
+            "--temperature", repr(float(job.temperature)),
+            "--max-tokens", str(int(job.max_new_tokens)),
+            "--seed", str(rt.seed),
+            "--tensor-parallel-size", str(rt.tensor_parallel_size),
             "--gpu-memory-utilization", repr(float(s["gpu_memory_utilization"])),
             "--chunk-prompts", str(int(s["chunk_prompts"])),
             "--max-model-len", str(int(max_model_len))]

@@ -41,7 +41,7 @@ RAY_SLURM = REPO_DIR / "scripts" / "ray_slurm.sh"
 REWARD_PATH = Path(__file__).resolve().parent / "reward.py"
 TRAINED_MARKER = "TRAINED"
 # settings that do not change what a job computes (left out of the resume fingerprint)
-RUNTIME_KEYS = ("engine", "device", "threads", "batch_tokens")
+RUNTIME_KEYS = ("engine", "device", "threads")
 
 Runner = Callable[[Sequence[str], Mapping[str, str], Path | None], None]
 
@@ -250,22 +250,21 @@ class VerlEngine:
         self._run_parallel = parallel_runner or run_parallel
 
     # --------------------------------------------------------------------- sampling
-    def sample(self, model_dir, rows, out_path, settings: Mapping | None = None, **overrides) -> None:
-        """n samples per prompt with vLLM (data parallel over the job's GPUs), scored."""
+    def sample(self, model_dir, rows, out_path, work_dir, settings: Mapping) -> None:
+        """n samples per prompt with vLLM (data parallel over the job's GPUs), scored; finished
+        chunks in ``work_dir`` survive an interruption."""
         import pandas as pd
 
-        from fgx.io import write_parquet
+        from fgx.io import read_rows, write_parquet
 
-        settings = {**(settings or {}), **overrides}
         out_path = Path(out_path)
         data_path = None if isinstance(rows, pd.DataFrame) else Path(rows)
-        df = rows if data_path is None else pd.read_parquet(data_path)
+        df = rows if data_path is None else read_rows(data_path, "prompts", ("prompt", "reward_model", "extra_info"))
         v = C.verl_settings(settings)
-        groups = gpu_groups(visible_gpus(v["n_gpus_per_node"]), settings.get("tensor_parallel_size") or 1)
-        work = out_path.parent / f".{out_path.name}.verl"
+        groups = gpu_groups(visible_gpus(v["n_gpus_per_node"]), int(settings["tensor_parallel_size"]))
         fp = fingerprint(settings, model=model_dir, data=data_path or "dataframe", rows=len(df),
                          shards=len(groups))
-        work = prepare_work_dir(work, fp)
+        work = prepare_work_dir(work_dir, fp)
         if data_path is None:
             data_path = work / "input.parquet"
             if not data_path.exists():
@@ -283,18 +282,15 @@ class VerlEngine:
         shutil.rmtree(work, ignore_errors=True)
 
     # --------------------------------------------------------------------- SFT
-    def sft(self, model_dir, data_path, out_dir, settings: Mapping) -> None:
+    def sft(self, model_dir, data_path, out_dir, work_dir, settings: Mapping) -> None:
         """Rejection fine-tuning with verl's SFT trainer, merged into ``out_dir``."""
-        import pandas as pd
-
-        from fgx.io import atomic_dir, write_parquet
+        from fgx.io import atomic_dir, read_rows, write_parquet
 
         out_dir = Path(out_dir)
-        work = prepare_work_dir(out_dir.parent / f".{out_dir.name}.verl",
-                                fingerprint(settings, model=model_dir, data=data_path))
+        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path))
         train = work / "sft.parquet"
         if not train.exists():
-            write_parquet(sft_messages(pd.read_parquet(data_path)), train)
+            write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
         v = C.verl_settings(settings)
         n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
         ckpt = work / "checkpoints"
@@ -310,14 +306,12 @@ class VerlEngine:
             finish_model_dir(tmp, model_dir, settings, argv)
 
     # --------------------------------------------------------------------- RL
-    def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, settings: Mapping,
-           work_dir=None) -> None:
+    def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping) -> None:
         """GRPO with verl.trainer.main_ppo; metrics parquet + merged final actor."""
         from fgx.io import atomic_dir, write_parquet
 
         out_dir = Path(out_dir)
-        work = prepare_work_dir(Path(work_dir or out_dir.parent / f".{out_dir.name}.verl"),
-                                fingerprint(settings, model=model_dir, train=train_path, val=val_path))
+        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path))
         v = C.verl_settings(settings)
         nnodes = slurm_job_nodes()
         n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
@@ -333,7 +327,7 @@ class VerlEngine:
         self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
                                          "FGX_GPUS_PER_NODE": str(n_gpus)}))
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
-        frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings.get("dynamic_sampling")))
+        frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
         if frame.empty:
             raise RuntimeError(f"verl logged no metrics under {work / 'logs'}")
         write_parquet(frame, metrics_path, settings=dict(settings))

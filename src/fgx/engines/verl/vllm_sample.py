@@ -76,24 +76,11 @@ def request_seed(seed: int, row_index: int) -> int:
     return (int(seed) + int(row_index)) % (2**31 - 1)
 
 
-def render_prompt(tokenizer, messages) -> list[int]:
-    """Token ids of a chat prompt (chat template + generation prompt; plain text without one)."""
-    messages = [{"role": m["role"], "content": m["content"]} for m in messages]
-    if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-    text = "".join(m["content"] for m in messages)
-    return list(tokenizer(text)["input_ids"])
+def prompt_ids(tokenizer, messages) -> list[int]:
+    """Token ids of a prompt row, rendered as the torch engine renders it (fgx.engines.prompts)."""
+    from fgx.engines.prompts import encode_prompts, render_prompt
 
-
-def score_responses(row, responses: Sequence[str]) -> tuple[list[float], list[bool]]:
-    """compute_score for each response of one prompt row (verl schema)."""
-    from fgx.engines.verl.reward import compute_score
-
-    gt = row["reward_model"]["ground_truth"]
-    extra = row.get("extra_info") if hasattr(row, "get") else None
-    results = [compute_score(row["data_source"], r, gt, extra) for r in responses]
-    return [r["score"] for r in results], [r["acc"] == 1.0 for r in results]
+    return encode_prompts(tokenizer, [render_prompt(tokenizer, list(messages))])[0]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -103,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     import pandas as pd
 
     from fgx.io import write_parquet
+    from fgx.tasks import score_responses
 
     rows = pd.read_parquet(a.data)
     todo = [(j, idx) for j, idx in enumerate(chunks(shard_indices(len(rows), a.shard, a.num_shards),
@@ -118,14 +106,14 @@ def main(argv: Sequence[str] | None = None) -> None:
               enforce_eager=a.enforce_eager)
     tokenizer = llm.get_tokenizer()
     for j, idx in todo:
-        prompts = [{"prompt_token_ids": render_prompt(tokenizer, rows.iloc[i]["prompt"])} for i in idx]
+        prompts = [{"prompt_token_ids": prompt_ids(tokenizer, rows.iloc[i]["prompt"])} for i in idx]
         params = [SamplingParams(n=a.n, temperature=a.temperature, top_p=a.top_p, max_tokens=a.max_tokens,
                                  seed=request_seed(a.seed, i)) for i in idx]
         outputs = llm.generate(prompts, params)
         records = []
         for i, out in zip(idx, outputs, strict=True):
             texts = [o.text for o in out.outputs]
-            scores, correct = score_responses(rows.iloc[i], texts)
+            scores, correct = score_responses(rows.iloc[i].to_dict(), texts, a.data)
             records.append({"row_index": i, "responses": texts,
                             "response_tokens": [len(o.token_ids) for o in out.outputs],
                             "finish_reasons": [str(o.finish_reason) for o in out.outputs],

@@ -1,4 +1,4 @@
-"""Structured expressions of the string task: parse (ast, whitelist), render, evaluate, trace.
+"""Structured expressions of the string task: parse (ast, whitelist), render, evaluate, reduce.
 
 An expression is a tree of small frozen dataclasses:
 
@@ -8,16 +8,17 @@ An expression is a tree of small frozen dataclasses:
 - ``Call(fn, args)``           ``func_<fn>(*args)``
 - ``Concat(left, right)``      ``(left + right)``
 - ``Method(name, arg)``        ``(arg).upper()`` / lower / capitalize / swapcase, or a helper
-  function ``g0(arg)`` .. ``g5(arg)`` (``functions.HELPERS``; only the tiny model's
-  ``helper_call`` / ``helper_context`` pretraining priors use them)
+  function ``g0(arg)`` .. ``g5(arg)`` (``functions.HELPERS``; only the tiny model's pretraining
+  prior uses them)
 
 Renderings:
 
 - ``render_code``: upstream's code text, e.g. ``func_17(func_3(x))``, ``(x + 'ab')``,
   ``func_5(x, 'ab')``, ``(x).upper()`` (the body of ``def main_solution(x): return ...``).
-- ``render_compact``: docs/architecture.md's compact text with the input inlined, e.g.
-  ``f17(f3("dcba"))``, ``("ab"+f3("cd"))``, ``upper("ab")``; string values via
-  ``json.dumps(v, ensure_ascii=False)``.
+- ``render_chain``: the compact prompt, in evaluation order with the input inlined, e.g.
+  ``"dcba".f3().f17()``, ``("ab"+"cd".f3())``, ``"ab".upper()``.
+- ``render_compact``: the same nested, ``f17(f3("dcba"))``: the form the failure-mode classifier
+  reasons in. String values are written ``json.dumps(v, ensure_ascii=False)``.
 
 Nothing here calls eval/exec: code is parsed with ``ast`` and only the whitelisted node kinds
 above are accepted; anything else raises ``UnsupportedCode`` (a ValueError) that says what and
@@ -150,7 +151,7 @@ def _compose(e: Expr, parts: list[str]) -> str:
 
 def compact_call_names() -> tuple[str, ...]:
     """Every name written before ``(`` in compact text: ``f0``..``f24`` and the builtin methods
-    (the tiny model's optional name tokens, ``base.tokenizer: chars+names`` / ``chars+calls``)."""
+    (one token each in the tiny model's tokenizer)."""
     return tuple(f"f{i}" for i in range(F.NUM_FUNCS)) + tuple(F.BUILTIN_METHODS)
 
 
@@ -172,7 +173,7 @@ def render_chain(e: Expr, x: str) -> str:
     ``upper(f3(x))`` -> ``"dcba".f3().upper()``; a concatenation stays ``("ab"+"cd")``. The
     innermost call of a chain is then the first one after its literal, so locating the next step
     is reading on from the left, as an LLM reads nested code without effort, and composing is
-    what is left to learn (``task.render: chain``)."""
+    what is left to learn."""
     t = type(e)
     if _is_literal(e):
         return render_compact(e, x)  # literals are written alike in both renderings
@@ -182,20 +183,6 @@ def render_chain(e: Expr, x: str) -> str:
         first, rest = render_chain(e.args[0], x), [render_chain(a, x) for a in e.args[1:]]
         return f"{first}.f{e.fn}(" + ",".join(rest) + ")"
     return f"{render_chain(e.arg, x)}.{e.name}()"  # Method (builtin or helper)
-
-
-RENDERS = ("nested", "chain")
-CHAIN_TRACES = ("redex", "redex_full", "steps", "call_steps")  # the traces a chain rendering writes (its steps are first argument first)
-
-
-def render_expr(e: Expr, x: str, render: str = "nested") -> str:
-    """Compact text of ``e`` in the given rendering: ``nested`` (:func:`render_compact`, the
-    default) or ``chain`` (:func:`render_chain`)."""
-    if render == "nested":
-        return render_compact(e, x)
-    if render == "chain":
-        return render_chain(e, x)
-    raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
 
 
 def main_solution_code(e: Expr) -> str:
@@ -258,24 +245,6 @@ def trace_values(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list
     return out
 
 
-def _trace(e: Expr, x: str, cap: int, lines: list[str]):
-    """Append the rewrite lines of subtree ``e`` (as its own text) and return its value."""
-    kids = children(e)
-    if not kids:
-        return _eval(e, x, cap, None)
-    parts = [render_compact(c, x) for c in kids]
-    vals = []
-    for i, c in enumerate(kids):
-        sub: list[str] = []
-        vals.append(_trace(c, x, cap, sub))
-        for line in sub:
-            parts[i] = line
-            lines.append(_compose(e, parts))
-    value = _apply(e, vals, cap)
-    lines.append(quote(value))
-    return value
-
-
 def _is_literal(e: Expr) -> bool:
     return type(e) in (Var, Str, Int)
 
@@ -321,118 +290,6 @@ def reductions(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN) -> list[t
     reduced node with its arguments as they stand at that step (literals, or ``x``) and its value."""
     cap = DEFAULT_MAX_LEN if max_len is None else max_len
     return [(redex, value) for _, redex, value in _reduction_chain(e, x, cap)]
-
-
-def render_arg_first(e: Expr, x: str) -> str:
-    """A reducible node written with its first argument first: ``"dcba".f3()``, ``"ab".f7(2)``,
-    ``"ab".upper()``, ``"a"+"b"``. A step line then starts with the node's first literal, which
-    in a chain of calls is the expression's leftmost string at any depth, as in a Level-1 prompt."""
-    t = type(e)
-    if t is Concat:
-        return render_compact(e.left, x) + "+" + render_compact(e.right, x)
-    if t is Call:
-        first, rest = render_compact(e.args[0], x), [render_compact(a, x) for a in e.args[1:]]
-        return f"{first}.f{e.fn}(" + ",".join(rest) + ")"
-    if t is Method:
-        return f"{render_compact(e.arg, x)}.{e.name}()"
-    return render_compact(e, x)
-
-
-def arg_first_to_compact(line: str) -> str:
-    """A ``redex_arg_first`` step line in ``redex``'s form (``"dcba".f3()="abcd"`` ->
-    ``f3("dcba")="abcd"``), so analyses of first lines read both; any other line is returned as is."""
-    lit = r'("(?:[^"\\]|\\.)*")'
-    m = re.match(r'\s*' + lit + r'\.(\w+)\(([^()]*)\)(.*)$', line, re.S)
-    if m:
-        first, name, rest, tail = m.groups()
-        return f"{name}({first}{',' + rest if rest else ''}){tail}"
-    m = re.match(r'\s*' + lit + r'\+' + lit + r'(=.*)$', line, re.S)
-    if m:
-        left, right, tail = m.groups()
-        return f"({left}+{right}){tail}"
-    return line
-
-
-def _redex_trace(e: Expr, x: str, cap: int, lines: list[str], full: bool = False, arg_first: bool = False,
-                 render: str = "nested", rewritten: bool = True, call_first: bool = False):
-    """Append the "redex" trace of ``e`` and return its value: per step, the reduced call copied
-    with its value (``f3("dcba")="abcd"``), then the rewritten expression unless it is a literal
-    (``full``: always, so the last step also ends with the whole expression, ``"abcd"``;
-    ``arg_first``: the call is written first argument first, ``"dcba".f3()="abcd"``; ``render``:
-    how the steps and expressions are written, see :func:`render_expr`; ``rewritten=False``: the
-    steps only, never the rewritten expression; ``call_first``: each step is preceded by its call
-    alone on a line, ``"dcba".f3()``, as a Level-1 prompt)."""
-    value = _eval(e, x, cap, None) if _is_literal(e) else None
-    for e, redex, value in _reduction_chain(e, x, cap):
-        step = render_arg_first(redex, x) if arg_first else render_expr(redex, x, render)
-        if call_first:
-            lines.append(step)
-        lines.append(step + "=" + quote(value))
-        if rewritten and (full or not _is_literal(e)):
-            lines.append(render_expr(e, x, render))
-    return value
-
-
-TRACES = ("rewrite", "redex", "redex_full", "redex_arg_first", "steps", "call_steps")
-
-
-def output_line(value: str) -> str:
-    return json.dumps({"output": value}, ensure_ascii=False)
-
-
-def trace_lines(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite",
-                render: str = "nested") -> list[str]:
-    """The compact solution, one step per line, ending with ``{"output": ...}`` (no newlines).
-
-    ``rewrite``: each line is the whole expression with its leftmost-innermost reducible node (a
-    call, concat or method whose arguments are all literals) replaced by its quoted value; the
-    value is computed inside the expression's context.
-    ``redex``: each step first copies that node and gives its value (``f3("dcba")="abcd"``), then
-    writes the rewritten expression; every value is computed right after a copy of its call, in
-    the same local context as a Level-1 answer.
-    ``redex_full``: as ``redex``, and the rewritten expression follows every step, also the last
-    (``"abcd"``): whether to answer is then read off the line just written (a bare string), not
-    by comparing the step with the prompt.
-    ``redex_arg_first``: as ``redex``, each step written first argument first
-    (``"dcba".f3()="abcd"``): a Level-1 step then starts with the prompt's first literal, not its
-    first name, the same rule that finds the innermost call of a nest.
-    ``steps``: the step lines of ``redex`` only, no rewritten expressions (chain render only: there the
-    next step's call is the one after the last step's in the prompt, and its argument the last value,
-    so nothing but the steps needs writing: ``"dcba".f3()="abcd"`` / ``"abcd".f17()="ABCD"``).
-    ``call_steps``: as ``steps``, each step preceded by its call alone (``"dcba".f3()`` /
-    ``"dcba".f3()="abcd"`` / ``"abcd".f17()`` / ``"abcd".f17()="ABCD"``; chain render only): every value
-    is computed right after a line that reads as a Level-1 prompt, whatever calls the prompt has after it.
-    ``render``: ``nested`` (``f17(f3("dcba"))``) or ``chain`` (``"dcba".f3().f17()``, every step and
-    expression in evaluation order; with ``redex``, ``redex_full`` and ``steps`` only).
-    """
-    if trace not in TRACES:
-        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
-    if render not in RENDERS:
-        raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
-    if trace in ("steps", "call_steps") and render != "chain":
-        raise ValueError(f"the {trace} trace needs render 'chain': in a nested expression the next step is "
-                         "not read off from the prompt")
-    if render == "chain" and trace not in CHAIN_TRACES:
-        raise ValueError(f"render 'chain' writes {' or '.join(CHAIN_TRACES)} traces, not {trace!r}: its steps are "
-                         "already first argument first")
-    cap = DEFAULT_MAX_LEN if max_len is None else max_len
-    if len(x) > cap:
-        raise ValueTooLong(f"the input has {len(x)} characters (cap {cap})")
-    lines: list[str] = []
-    if trace == "rewrite":
-        value = _trace(e, x, cap, lines)
-    else:
-        value = _redex_trace(e, x, cap, lines, full=trace == "redex_full", arg_first=trace == "redex_arg_first",
-                             render=render, rewritten=trace not in ("steps", "call_steps"),
-                             call_first=trace == "call_steps")
-    lines.append(output_line(value))
-    return lines
-
-
-def solution_text(e: Expr, x: str, max_len: int | None = DEFAULT_MAX_LEN, trace: str = "rewrite",
-                  render: str = "nested") -> str:
-    """The reference response of a compact row: every trace line followed by ``\\n``."""
-    return "".join(line + "\n" for line in trace_lines(e, x, max_len, trace, render))
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -618,37 +475,6 @@ def _chain_node(node: ast.AST) -> Expr:
             return Method(name, recv)
     raise UnsupportedCode(f"not a chain expression{_where(node)}: only \"literal\".fN(...), .upper() etc. "
                           "and (a+b)")
-
-
-def top_level_eq(line: str) -> int:
-    """Index of the first ``=`` outside string literals, or -1."""
-    in_str = esc = False
-    for i, ch in enumerate(line):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "=":
-            return i
-    return -1
-
-
-def chain_to_compact(line: str) -> str:
-    """A chain trace line in the nested form (``"ab".f3().f10()`` -> ``f10(f3("ab"))``,
-    ``"dcba".f3()="abcd"`` -> ``f3("dcba")="abcd"``), so analyses read both renderings; a line that
-    is no chain expression (a nested one, the answer) is returned as it is."""
-    i = top_level_eq(line)
-    lhs, tail = (line[:i], line[i:]) if i >= 0 else (line, "")
-    try:
-        e = parse_chain(lhs)
-    except (ValueError, SyntaxError, RecursionError):
-        return line
-    return render_compact(e, "") + tail
 
 
 def _convert(node: ast.AST, var_name: str | None, compact: bool) -> Expr:

@@ -6,14 +6,15 @@ levels in increasing order, dedup on the expression text after the input draw), 
 the same expressions upstream's scripts would draw from ``random.seed(seed)`` as long as no value
 hits a length cap. fgx additions: an optional ``max_value_len`` (reject programs with a longer
 intermediate value), a hard cap (``expr.DEFAULT_MAX_LEN``), an ``exclude`` set of expressions
-that must not be generated (e.g. another split's), and the compact rendering.
+that must not be generated (e.g. another split's), the compact style (chain prompts, step traces:
+:mod:`fgx.tasks.strings.trace`) and the tiny model's pretraining sets (the ``prior`` grammar,
+carried inputs, first-step problems).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import random
 import string
 from dataclasses import dataclass
@@ -21,10 +22,10 @@ from typing import Iterable
 
 from . import display
 from . import functions as F
-from .shortcuts import shortcut_kinds
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
-                   functions_used, main_solution_code, reductions, render_code, render_compact, render_expr,
-                   solution_text, with_child, RENDERS, TRACES)
+                   functions_used, main_solution_code, reductions, render_chain, render_code, with_child)
+from .ground_truth import ground_truth
+from .trace import solution_text
 
 LOWER = string.ascii_lowercase
 STYLES = ("paper", "compact")
@@ -111,18 +112,13 @@ class ExprSampler:
         return Call(op, (sub, p))
 
 
-class BuiltinSampler(ExprSampler):
-    """Compositions of the builtin str methods and concatenation only (no custom function).
+class BuiltinSampler:
+    """Compositions of the builtin str methods, the helper functions ``g0``..``g5``
+    (``functions.HELPERS``) and concatenation, with no custom function: ``g3(upper(g0("abc")))``.
 
-    Not part of the paper's task: the tiny model's pretraining mixes a few of these nested
-    traces in as its stand-in for the general knowledge of how to evaluate nested expressions
-    step by step that a pretrained LLM brings; it never sees a custom function inside a context.
-    """
+    Not part of the paper's task: the contexts of the tiny model's pretraining prior."""
 
-    METHODS: tuple[str, ...] = F.BUILTIN_METHODS
-
-    def __init__(self):
-        super().__init__(())
+    METHODS: tuple[str, ...] = F.BUILTIN_METHODS + tuple(F.HELPERS)
 
     def expr(self, rng: random.Random, d: int) -> Expr:
         if d == 0:
@@ -134,61 +130,18 @@ class BuiltinSampler(ExprSampler):
         return Method(rng.choice(self.METHODS), self.expr(rng, d - 1))
 
 
-class HelperSampler(BuiltinSampler):
-    """As ``BuiltinSampler``, with the helper functions ``g0``..``g5`` (``functions.HELPERS``) as
-    well as the builtin methods: ``g3(upper(g0("abc")))``. Named calls nest in calls, so the
-    innermost call to copy is not always a builtin."""
+class PriorSampler(ExprSampler):
+    """Exactly one custom function inside a :class:`BuiltinSampler` expression: at the root
+    (``f17(upper("cba"))``) or inside builtin and helper contexts (``g0(f17(upper(x)))``,
+    ``(f3(x)+"ab")``).
 
-    METHODS = F.BUILTIN_METHODS + tuple(F.HELPERS)
-
-
-class OuterCallSampler(ExprSampler):
-    """Builtin-only sub-expressions (as ``BuiltinSampler``) under, half the time, one custom
-    function at the root: ``f17(upper("cba"))`` -> ``f17("CBA")`` -> ``"ABC"``.
-
-    Not part of the paper's task: the tiny model's pretraining prior. It shows the trace
-    mechanics (rewrite the innermost call in place, copy its context, evaluate a custom function
-    once it is the whole line) while a custom function is still never evaluated *inside* a
-    context. That skill, composition, is what Stage-2 RL on Level 2 has to discover; RL on
-    Level 1 never meets a context.
-    """
+    Not part of the paper's task: the tiny model's pretraining prior, its stand-in for the general
+    knowledge of how to evaluate nested code step by step that a pretrained LLM brings. A custom
+    function inside another custom function (the test set's composition) never appears."""
 
     def __init__(self, funcs: Iterable[int]):
         super().__init__(funcs)
         self._builtins = BuiltinSampler()
-
-    def expr(self, rng: random.Random, d: int) -> Expr:
-        if d == 0 or rng.random() < 0.5:
-            return self._builtins.expr(rng, d)
-        return self._custom_over_builtins(rng, d)
-
-    def _custom_over_builtins(self, rng: random.Random, d: int) -> Call:
-        """A depth-``d`` custom call (any active function) over a builtin-only sub-expression."""
-        return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
-
-
-class HelperCallSampler(OuterCallSampler):
-    """As ``OuterCallSampler``, over ``HelperSampler`` sub-expressions: ``f17(g0(upper("cba")))``.
-
-    Not part of the paper's task: a pretraining prior in which the inner calls of a nest are
-    named functions as well as builtins (the ``outer_call`` prior only nests builtins, and its
-    model invents a builtin for the inner call of a composition). A custom function is still
-    never evaluated inside a context, and no two of the 25 are ever composed.
-    """
-
-    def __init__(self, funcs: Iterable[int]):
-        super().__init__(funcs)
-        self._builtins = HelperSampler()
-
-
-class ContextCallSampler(OuterCallSampler):
-    """Exactly one custom function, anywhere in a builtin expression: at the root
-    (``f17(upper("cba"))``) or inside a builtin context (``upper(f17(x))``, ``(f3(x)+"ab")``).
-
-    Not part of the paper's task: a stronger pretraining prior than ``OuterCallSampler``. It also
-    shows a custom function evaluated *inside* a context, but only inside builtin contexts; a
-    custom function inside another custom function (the test set's composition) never appears.
-    """
 
     def expr(self, rng: random.Random, d: int) -> Expr:
         if d == 0:
@@ -198,7 +151,7 @@ class ContextCallSampler(OuterCallSampler):
     def _call_below(self, rng: random.Random, d: int, wrappers: int) -> Expr:
         """A depth-``d`` expression whose custom call sits under ``wrappers`` builtin nodes."""
         if wrappers == 0:
-            return self._custom_over_builtins(rng, d)
+            return self.call(rng, rng.choice(self.no_param + self.param), self._builtins.expr(rng, d - 1))
         inner = self._call_below(rng, d - 1, wrappers - 1)
         if rng.random() < 0.3:
             other = self._builtins.expr(rng, d - 1)
@@ -206,27 +159,10 @@ class ContextCallSampler(OuterCallSampler):
         return Method(rng.choice(self._builtins.METHODS), inner)
 
 
-class HelperContextSampler(ContextCallSampler):
-    """As ``ContextCallSampler``, over ``HelperSampler`` expressions: exactly one custom function,
-    at the root or inside helper and builtin contexts (``g0(f17(upper(x)))``).
-
-    Not part of the paper's task: a pretraining prior in which a custom call is not always the
-    root, and named calls nest in named calls. A custom function inside another custom function
-    (the test set's composition) never appears.
-    """
-
-    def __init__(self, funcs: Iterable[int]):
-        super().__init__(funcs)
-        self._builtins = HelperSampler()
-
-
-GRAMMARS = ("upstream", "builtins", "outer_call", "helper_call", "context_call", "helper_context")
-# grammars over a function set (``builtins`` has none)
-_SAMPLERS = {"upstream": ExprSampler, "outer_call": OuterCallSampler, "helper_call": HelperCallSampler,
-             "context_call": ContextCallSampler, "helper_context": HelperContextSampler}
+# upstream: the paper's expressions; prior: the tiny model's pretraining prior
+GRAMMARS = {"upstream": ExprSampler, "prior": PriorSampler}
 PARTITIONS = ("none", "train", "test", "val")
-INPUTS = ("lowercase", "mixed", "carried")
-SHORTCUTS = ("keep", "reject")
+INPUTS = ("lowercase", "carried")
 
 
 def _bucket(key: str) -> int:
@@ -303,14 +239,9 @@ class Problem:
         return render_code(self.expr)
 
 
-def _per_level(num: int, levels: list[int], shares: list[int] | None = None) -> list[int]:
-    """Problems per level: ``num`` split in proportion to ``shares`` (default: evenly), rounded down,
-    the remainder one each to the lowest levels."""
-    shares = [1] * len(levels) if shares is None else list(shares)
-    if len(shares) != len(levels) or any(not isinstance(s, int) or s < 1 for s in shares):
-        raise ValueError(f"level_shares must be {len(levels)} positive integers, one per level "
-                         f"{levels[0]}..{levels[-1]}, got {shares}")
-    counts = [num * s // sum(shares) for s in shares]
+def _per_level(num: int, levels: list[int]) -> list[int]:
+    """Problems per level: ``num`` split evenly, the remainder one each to the lowest levels."""
+    counts = [num // len(levels)] * len(levels)
     for i in range(num - sum(counts)):
         counts[i] += 1
     return counts
@@ -320,23 +251,20 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
-                      inputs: str = "lowercase", shortcuts: str = "keep",
-                      level_shares: list[int] | None = None) -> list[Problem]:
-    """Draw ``num`` unique problems, split over levels min_level..max_level evenly or, with
-    ``level_shares`` (one positive integer per level), in those proportions.
+                      inputs: str = "lowercase") -> list[Problem]:
+    """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
 
-    ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters), ``mixed`` (every other problem
-    takes a :func:`mixed_input` of up to the value cap instead) or ``carried`` (every other problem
-    takes a :func:`carried_input`: a value one or two of the 25 functions produce, the strings a
-    composition's later steps read); the last two for the tiny model's pretraining only. With
-    ``mixed`` and ``carried`` every problem's first string leaf is the drawn input (the even ones
-    upstream's 3..10 lowercase letters): upstream's grammar gives a leaf ``x`` or a literal of 3..6
-    letters at equal odds, and with unique expression texts a Level-1 set holds each ``f(x)`` once,
-    so without this nearly every Level-1 problem would read a 3..6-letter lowercase literal.
+    ``grammar``: ``upstream`` (the paper's expressions) or ``prior`` (:class:`PriorSampler`).
+    ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters) or ``carried`` (the tiny model's
+    pretraining: every other problem takes a :func:`carried_input`, a value one or two of the 25
+    functions produce, the strings a composition's later steps read). With ``carried`` every
+    problem's first string leaf is the drawn input (the even ones upstream's 3..10 lowercase
+    letters): upstream's grammar gives a leaf ``x`` or a literal of 3..6 letters at equal odds, and
+    with unique expression texts a Level-1 set holds each ``f(x)`` once, so without this nearly
+    every Level-1 problem would read a 3..6-letter lowercase literal.
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
-    intermediate result) is longer. ``shortcuts``: ``keep`` (upstream) or ``reject``: leave out
-    problems whose answer a one-step wrong trace also reaches (:mod:`fgx.tasks.strings.shortcuts`).
+    intermediate result) is longer.
     Raises ValueError when a level cannot be filled within
     ``max_attempts_per_problem * count`` draws.
     """
@@ -352,22 +280,17 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if inputs not in INPUTS:
         raise ValueError(f"unknown inputs {inputs!r}: use one of {', '.join(INPUTS)}")
-    if shortcuts not in SHORTCUTS:
-        raise ValueError(f"unknown shortcuts {shortcuts!r}: use one of {', '.join(SHORTCUTS)}")
-    if grammar == "builtins":
-        sampler = BuiltinSampler()
-    else:
-        sampler = _SAMPLERS[grammar](function_set(stage, split) if funcs is None else funcs)
+    sampler = GRAMMARS[grammar](function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
     # carried inputs come from all 25 functions (a Level-1 problem's input, whatever its split)
-    carrier = _SAMPLERS["upstream"](range(F.NUM_FUNCS)) if inputs == "carried" else None
+    carrier = ExprSampler(range(F.NUM_FUNCS)) if inputs == "carried" else None
     # Upstream tries up to 100 inputs per program (all succeed at once without a cap); with a
     # small cap a too-long program fails on every input, so give up on it sooner.
     input_attempts = 100 if max_value_len is None else 5
     rng = random.Random(seed)
     seen = set(exclude)
     levels = list(range(min_level, max_level + 1))
-    counts = _per_level(num, levels, level_shares)
+    counts = _per_level(num, levels)
     out: list[Problem] = []
     bar = None
     if progress:
@@ -389,12 +312,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
             x = output = None
             other = inputs != "lowercase" and made % 2 == 1
             for _ in range(input_attempts):
-                if not other:
-                    cand = random_input(rng)
-                elif carrier is not None:
-                    cand = carried_input(rng, cap, carrier)
-                else:
-                    cand = mixed_input(rng, cap)
+                cand = carried_input(rng, cap, carrier) if other else random_input(rng)
                 drawn = e if inputs == "lowercase" else with_first_leaf(e, cand)
                 try:
                     output = evaluate(drawn, cand, cap)
@@ -406,8 +324,6 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                 continue
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
-                continue
-            if shortcuts == "reject" and shortcut_kinds(e, x, output, cap):
                 continue
             seen.add(key)
             out.append(Problem(e, x, output, level))
@@ -443,8 +359,8 @@ def paper_prompt(code: str, x: str) -> str:
     return FORWARD_PROMPT.format(code=code, input=x)
 
 
-def compact_prompt(e: Expr, x: str, render: str = "nested") -> str:
-    return render_expr(e, x, render) + "\n"
+def compact_prompt(e: Expr, x: str) -> str:
+    return render_chain(e, x) + "\n"
 
 
 # A compact prompt that starts with this mark asks for the expression's first reduction step only,
@@ -454,36 +370,10 @@ def compact_prompt(e: Expr, x: str, render: str = "nested") -> str:
 FIRST_STEP_MARK = ">"
 
 
-def ground_truth(x: str, output: str, code: str) -> str:
-    return json.dumps({"ref_input": {"x": x}, "ref_output": output, "ref_code": code,
-                       "funcname": "main_solution"})
-
-
-def parse_ground_truth(ground_truth) -> dict:
-    """A row's ``reward_model.ground_truth`` (JSON text, bytes or dict) as a dict, with the input
-    string under ``"x"`` as well; a clear error if it is not the string task's."""
-    if isinstance(ground_truth, bytes):
-        ground_truth = ground_truth.decode("utf-8")
-    if isinstance(ground_truth, str):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError as err:
-            raise ValueError(f"reward_model.ground_truth is not JSON ({err}); regenerate the data with "
-                             "`python -m fgx.tasks.strings generate`") from None
-    if not isinstance(ground_truth, dict) or not {"ref_code", "ref_output", "ref_input"} <= set(ground_truth):
-        raise ValueError("reward_model.ground_truth needs 'ref_input', 'ref_output' and 'ref_code' (string task); "
-                         "this is defined for the string task only")
-    x = ground_truth["ref_input"]
-    x = x.get("x") if isinstance(x, dict) else x
-    if not isinstance(x, str):
-        raise ValueError("reward_model.ground_truth.ref_input.x must be a string")
-    return ground_truth | {"x": x}
-
-
-def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trace: str = "rewrite",
-             render: str = "nested", first_step: bool = False, marked: bool = True) -> dict:
-    """One verl-schema row. ``render`` (compact style only): ``nested`` or ``chain`` prompts and
-    traces (see ``expr.render_expr``); a chain row says so in ``extra_info.render``.
+def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, first_step: bool = False,
+             marked: bool = True) -> dict:
+    """One verl-schema row; compact rows carry their reference answer in ``extra_info.solution``
+    (:func:`fgx.tasks.strings.trace.solution_text`).
 
     ``first_step`` (compact style, Level >= 2): the prompt is the expression after
     :data:`FIRST_STEP_MARK`, and the row asks for its first reduction step only: the solution is
@@ -493,10 +383,6 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
     first step (``extra_info.task`` says ``first_step_unmarked``)."""
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
-    if render not in RENDERS:
-        raise ValueError(f"unknown render {render!r}: use one of {', '.join(RENDERS)}")
-    if style == "paper" and render != "nested":
-        raise ValueError("render 'chain' is a compact-style rendering; the paper style prints upstream's code")
     if first_step and (style != "compact" or p.level < 2):
         raise ValueError(f"first-step problems are compact-style compositions (Level >= 2); got style {style!r}, "
                          f"Level {p.level}")
@@ -505,15 +391,13 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
     if style == "paper":
         content, solution = paper_prompt(code, p.x), None
     else:
-        if render == "chain" and trace == "rewrite":
-            trace = "redex"  # the rewrite trace has no chain form (and only pretraining reads traces)
-        content = compact_prompt(p.expr, p.x, render)
-        solution = solution_text(p.expr, p.x, trace=trace, render=render)
+        content = compact_prompt(p.expr, p.x)
+        solution = solution_text(p.expr, p.x)
         if first_step:
             redex, output = reductions(p.expr, p.x)[0]
             content = (FIRST_STEP_MARK if marked else "") + content
-            solution = solution_text(redex, p.x, trace=trace, render=render)
-    extra = {"render": render} if render != "nested" else {}
+            solution = solution_text(redex, p.x)
+    extra = {}
     if first_step:
         extra["task"] = "first_step" if marked else "first_step_unmarked"
     return {
@@ -529,23 +413,16 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, trac
 def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int, seed: int,
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
-             partition: str = "none", trace: str = "rewrite", inputs: str = "lowercase", render: str = "nested",
-             first_step: bool = False, shortcuts: str = "keep", level_shares: list[int] | None = None,
+             partition: str = "none", inputs: str = "lowercase", first_step: bool = False,
              first_step_unmarked: float = 0.0):
-    """Generate a verl-schema DataFrame (one row per problem). ``trace`` picks the format of
-    compact rows' reference solutions (``extra_info.solution``, see ``expr.trace_lines``);
-    ``inputs`` the input strings (see :func:`generate_problems`); ``render`` how compact prompts
-    and traces write an expression (``nested`` or ``chain``, see ``expr.render_expr``);
-    ``first_step`` asks each problem for its first reduction step only (see :func:`make_row`);
-    ``shortcuts`` keeps or rejects problems a one-step wrong trace also solves, ``level_shares`` splits
-    ``num`` over the levels (see :func:`generate_problems`); ``first_step_unmarked`` (with ``first_step``)
-    is the share of rows, drawn with their own seeded stream, whose prompt goes without the mark."""
+    """Generate a verl-schema DataFrame (one row per problem): ``grammar``, ``inputs`` and the rest
+    as :func:`generate_problems`; ``first_step`` asks each problem for its first reduction step only
+    (see :func:`make_row`), and ``first_step_unmarked`` is the share of those rows, drawn with their
+    own seeded stream, whose prompt goes without the mark."""
     import pandas as pd
 
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
-    if trace not in TRACES:
-        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     if not 0.0 <= first_step_unmarked <= 1.0:
         raise ValueError(f"first_step_unmarked is a share of the rows, 0..1; got {first_step_unmarked}")
     if first_step_unmarked and not first_step:
@@ -553,10 +430,10 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs, shortcuts=shortcuts, level_shares=level_shares)
+                                 inputs=inputs)
     # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
     unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
-    rows = [make_row(p, stage=stage, split=split, style=style, index=i, trace=trace, render=render,
-                     first_step=first_step, marked=not (unmarked_rng.random() < first_step_unmarked))
+    rows = [make_row(p, stage=stage, split=split, style=style, index=i, first_step=first_step,
+                     marked=not (unmarked_rng.random() < first_step_unmarked))
             for i, p in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])

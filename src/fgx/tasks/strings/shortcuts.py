@@ -11,8 +11,8 @@ among the wrong calls the step funnel (``fgx.analysis.step_funnel``) counts in c
 - ``other_call``: one call replaced by another call of the same expression (its function and extra
   arguments) on the same first argument, the wrong call read off the prompt.
 
-``data.stage2_train_shortcuts: reject`` draws Stage-2 training problems without either, so that
-every wrong step of these kinds loses the reward. Test and validation sets are never filtered.
+``python -m fgx.analysis.contrast --shortcuts without`` compares models on the test prompts that
+only a full trace solves (the paper's composition, free of these shortcuts).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from fgx.tasks.strings.expr import Call, Expr, Method, ValueTooLong, children, evaluate, parse_code, replace_at
+from fgx.tasks.strings.ground_truth import parse_ground_truth
 
 
 def _nodes(e: Expr, path: tuple = ()) -> Iterator[tuple[tuple, Expr]]:
@@ -64,7 +65,5 @@ def has_shortcut(ground_truth, max_len: int) -> bool:
     """Whether a row's problem (its ``reward_model.ground_truth``) has a one-step wrong trace that
     reaches its answer: evaluation splits it into the prompts a skipped or wrong call may still
     solve and those only every step solves (``python -m fgx.analysis.contrast --shortcuts``)."""
-    from fgx.tasks.strings.generate import parse_ground_truth  # generate imports this module
-
     gt = parse_ground_truth(ground_truth)
     return bool(shortcut_kinds(parse_code(gt["ref_code"]), gt["x"], gt["ref_output"], max_len))

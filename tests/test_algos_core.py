@@ -1,14 +1,11 @@
-"""Pure tensor functions of fgx.algos against hand-computed values, and RFT filtering."""
+"""Pure tensor functions of fgx.algos.core against hand-computed values."""
 
 import math
 
-import pandas as pd
 import pytest
 import torch
 
-from fgx.algos import GRPO, Reinforce, core, get_algorithm
-from fgx.algos.rft import filter_rollouts
-from fgx.engines.torch.trainer import RLSettings
+from fgx.algos import core
 
 
 def close(a, b, tol=1e-4):
@@ -109,57 +106,3 @@ def test_kl_estimators_hand_values():
 
 def test_response_mask():
     assert close(core.response_mask(torch.tensor([2, 0, 3]), 3), [[1, 1, 0], [0, 0, 0], [1, 1, 1]])
-
-
-def _batch():
-    lp = torch.log(torch.tensor([[0.5, 0.5], [0.25, 0.5]]))
-    return {"logprobs": lp, "old_logprobs": lp.clone(), "ref_logprobs": lp.clone(),
-            "mask": torch.tensor([[1.0, 1.0], [1.0, 0.0]]), "advantages": torch.tensor([1.0, -2.0]),
-            "entropy": torch.ones(2, 2)}
-
-
-def test_grpo_and_reinforce_losses():
-    s = RLSettings()
-    grpo = get_algorithm("grpo", s)
-    assert isinstance(grpo, GRPO) and not grpo.needs_ref
-    loss, st = grpo.loss(_batch())
-    # ratio 1: token-mean of -A over 3 tokens = -(1 + 1 - 2) / 3 = 0
-    assert close(loss, 0.0) and close(st["entropy"], 1.0)
-    rf = get_algorithm("reinforce", RLSettings(algorithm="reinforce", kl_coef=0.1, ref_update_every=3))
-    assert isinstance(rf, Reinforce) and rf.needs_ref and rf.refresh_ref(3) and not rf.refresh_ref(4)
-    loss, st = rf.loss(_batch())
-    # -A * logp token-mean: -(1*ln.5 + 1*ln.5 + (-2)*ln.25) / 3 ; kl 0 (ref == policy)
-    expect = -(2 * math.log(0.5) - 2 * math.log(0.25)) / 3
-    assert close(loss, expect) and close(st["kl"], 0.0)
-    adv = rf.advantages(torch.tensor([1.0, 0.0, 1.0, 1.0]), torch.tensor([0, 0, 1, 1]))
-    assert close(adv, [0.5, -0.5, 0.0, 0.0])
-    with pytest.raises(ValueError, match="unknown"):
-        get_algorithm("ppo2", s)
-
-
-def _rollouts():
-    return pd.DataFrame({
-        "data_source": ["t", "t", "t"],
-        "prompt": [[{"role": "user", "content": c}] for c in "abc"],
-        "extra_info": [{"depth": 1}, {"depth": 2}, {"depth": 1}],
-        "responses": [["x", "x", "y", "z"], ["p", "q"], ["m", "n"]],
-        "scores": [[1.0, 1.0, 1.0, 0.0], [1.0, 1.0], [0.0, 0.0]],
-        "correct": [[True, True, True, False], [True, True], [False, False]],
-        "response_tokens": [[1, 1, 1, 1], [1, 1], [1, 1]],
-        "level": [1, 2, 1],
-        "n_correct": [3, 2, 0],
-    })
-
-
-def test_rft_filter():
-    df = _rollouts()
-    out = filter_rollouts(df)
-    assert out["response"].tolist() == ["x", "y", "p", "q"]  # dedup, correct only, unsolved prompt gone
-    assert "responses" not in out.columns and out["prompt"][0][0]["content"] == "a"
-    assert filter_rollouts(df, dedup=False)["response"].tolist() == ["x", "x", "y", "p", "q"]
-    assert filter_rollouts(df, drop_all_solved=True)["response"].tolist() == ["x", "y"]
-    capped = filter_rollouts(df, max_per_prompt=1, seed=0)
-    assert capped.groupby(capped["prompt"].map(lambda p: p[0]["content"])).size().max() == 1
-    assert filter_rollouts(df, max_per_prompt=1, seed=0).equals(capped)  # seeded
-    with pytest.raises(ValueError, match="responses"):
-        filter_rollouts(df.drop(columns=["responses"]))

@@ -1,0 +1,61 @@
+"""The RL objective both engines train: advantages from outcome rewards and the policy loss.
+
+``grpo``: group-normalised advantages (r - mean) / (std + eps) over each prompt's rollouts;
+``reinforce``: the same without the std (r - mean, the group-mean baseline). Both then minimise
+the PPO clipped surrogate of one on-policy update per batch (the paper's batch = mini-batch: the
+ratio is 1, so the clip never binds and the gradient is -A * grad log pi), aggregated by
+``loss_agg_mode``, plus ``kl_coef`` times a low-variance KL to the starting model and minus
+``entropy_coef`` times the entropy. The verl engine maps the same keys onto verl's GRPO
+(``fgx.engines.verl.commands.rl_command``); ``tests/test_rl_contract.py`` holds the two side by side.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fgx.algos import core
+
+ALGORITHMS = ("grpo", "reinforce")
+CLIP_RATIO = 0.2      # PPO clip range, both sides (never binds with one on-policy update per batch)
+CLIP_RATIO_C = 3.0    # dual-clip bound for negative advantages (verl's default)
+ADV_EPS = 1e-6
+KL_KIND = "low_var_kl"
+
+
+def advantages(algorithm: str, rewards: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+    """Per-sequence advantages of ``rewards`` (B,) with prompt-group ids ``group`` (B,)."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"rl.algorithm {algorithm!r} unknown; choose one of {', '.join(ALGORITHMS)}")
+    return core.group_advantages(rewards, group, eps=ADV_EPS, norm_by_std=algorithm == "grpo")
+
+
+def policy_loss(batch: dict[str, torch.Tensor], *, kl_coef: float, entropy_coef: float, loss_agg_mode: str,
+                denom=None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Loss of one micro-batch: ``logprobs``/``old_logprobs``/``mask``/``entropy`` (B, T),
+    ``advantages`` (B,), ``ref_logprobs`` (B, T) when ``kl_coef`` > 0. ``denom``: the mini-batch's
+    token (or sequence) count, so micro-batch losses add up to the mini-batch's."""
+    pg, stats = core.ppo_clip_loss(batch["logprobs"], batch["old_logprobs"], batch["advantages"], batch["mask"],
+                                   clip_low=CLIP_RATIO, clip_high=CLIP_RATIO, clip_ratio_c=CLIP_RATIO_C,
+                                   loss_agg_mode=loss_agg_mode, denom=denom)
+    loss = pg
+    mask = batch["mask"]
+    if kl_coef > 0:
+        kl = core.agg_loss(core.kl_penalty(batch["logprobs"], batch["ref_logprobs"], KL_KIND), mask,
+                           loss_agg_mode, denom)
+        loss = loss + kl_coef * kl
+        stats["kl"] = kl.detach()
+    ent = core.agg_loss(batch["entropy"], mask, loss_agg_mode, denom)
+    if entropy_coef:
+        loss = loss - entropy_coef * ent
+    stats["entropy"] = ent.detach()
+    stats["pg_loss"] = pg.detach()
+    return loss, stats
+
+
+def overlong_penalty(lengths: torch.Tensor, max_new_tokens: int, buffer: int, factor: float = 1.0) -> torch.Tensor:
+    """DAPO's soft overlong penalty: 0 up to ``max_new_tokens - buffer`` tokens, then falling
+    linearly to ``-factor`` at ``max_new_tokens`` (as verl's dapo reward manager). ``buffer`` 0: none."""
+    if buffer <= 0:
+        return torch.zeros_like(lengths, dtype=torch.float32)
+    exceed = lengths.float() - (max_new_tokens - buffer)
+    return torch.clamp(-exceed / buffer * factor, max=0.0)

@@ -1,0 +1,321 @@
+"""RL of the torch engine: GRPO / REINFORCE with outcome reward and dynamic sampling
+(:mod:`fgx.algos.objective`), held-out accuracy per level every ``eval_every`` steps, and resumable
+checkpoints every ``save_every`` steps in a work directory outside the output.
+
+One step is three functions: :func:`rollout` samples groups until the batch is full (dynamic
+sampling drops groups whose rewards are all equal), :func:`build_batch` turns the kept groups into
+sequences and advantages, and :func:`update` makes one on-policy optimizer step on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from fgx.algos import objective
+from fgx.engines.prompts import encode_prompts, prompt_texts
+from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
+from fgx.engines.torch.checkpoint import Checkpointer
+from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
+from fgx.engines.torch.optim import GRAD_CLIP, adamw, constant
+from fgx.engines.torch.sampler import decode_completions, generate_ids
+from fgx.io import read_rows, run_fingerprint, write_json, write_parquet
+from fgx.progress import Bar
+from fgx.settings import RL, Runtime
+from fgx.tasks import compute_score, reward, score_rows
+
+WEIGHT_DECAY = 0.01          # AdamW, as verl's actor optimizer
+BETAS = (0.9, 0.999)
+MICRO_BATCH = 64             # sequences per forward/backward (a step's gradient is their sum)
+SAMPLER_BATCH = 256          # sequences decoded together
+# settings that do not change a step's result: a checkpoint made under other values resumes. Under
+# the constant learning rate the run length does not change the steps before it either, so a
+# longer run resumes a shorter one's last checkpoint.
+RESUME_NEUTRAL = ("threads", "device", "steps", "save_every")
+
+
+class PromptStream:
+    """Endless seeded stream of prompt indices, reshuffled every epoch; its position is resumable."""
+
+    def __init__(self, n: int, seed: int, epoch: int = 0, pos: int = 0):
+        self.n, self.seed, self.epoch, self.pos = n, seed, epoch, pos
+        self._perm()
+
+    def _perm(self):
+        self.order = np.random.default_rng([self.seed, self.epoch]).permutation(self.n).tolist()
+
+    def take(self, k: int) -> list[int]:
+        out = []
+        while len(out) < k:
+            if self.pos >= self.n:
+                self.epoch, self.pos = self.epoch + 1, 0
+                self._perm()
+            j = min(self.n - self.pos, k - len(out))
+            out += self.order[self.pos: self.pos + j]
+            self.pos += j
+        return out
+
+    def state(self) -> dict:
+        return {"epoch": self.epoch, "pos": self.pos}
+
+
+@dataclass
+class Rollout:
+    """What one step sampled: the kept groups (prompt index, rewards, completions) and the counts
+    its metrics report over every group sampled."""
+
+    groups: list
+    rewards: list
+    correct: list
+    lengths: list
+    n_gen: int
+    seen: int
+
+
+def levels(df: pd.DataFrame) -> list[int]:
+    return [int((dict(e) if e is not None else {}).get("depth", -1)) for e in df["extra_info"]]
+
+
+def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train: pd.DataFrame, prompts,
+            source: str, score_fn) -> Rollout:
+    """Sample groups of ``group_size`` responses until ``batch_size`` groups have rewards that differ
+    (every group when dynamic sampling is off), at most ``max_generation_batches`` batches."""
+    out = Rollout([], [], [], [], 0, 0)
+    while len(out.groups) < s.batch_size:
+        idx = stream.take(s.batch_size)
+        comps = generate_ids(model, tok, [prompts[i] for i in idx], n=s.group_size, temperature=s.temperature,
+                             max_new_tokens=s.max_new_tokens, seed=seed * 1_000_003 + step * 1009 + out.n_gen,
+                             batch_size=SAMPLER_BATCH)
+        texts = decode_completions(tok, comps)
+        n = s.group_size
+        scores, correct = score_rows(train.iloc[idx], [texts[j * n:(j + 1) * n] for j in range(len(idx))],
+                                     source, score_fn)
+        out.n_gen += 1
+        for j, i in enumerate(idx):
+            cs = comps[j * n:(j + 1) * n]
+            r = [reward({"score": sc, "acc": co}, s.reward) for sc, co in zip(scores[j], correct[j])]
+            if s.overlong_buffer:
+                pen = objective.overlong_penalty(torch.tensor([len(c.token_ids) for c in cs]), s.max_new_tokens,
+                                                 s.overlong_buffer)
+                r = [a + float(b) for a, b in zip(r, pen)]
+            out.rewards += r
+            out.correct += correct[j]
+            out.lengths += [len(c.token_ids) for c in cs]
+            out.seen += 1
+            if s.dynamic_sampling and len(set(r)) <= 1:
+                continue
+            out.groups.append((i, r, cs))
+        if not s.dynamic_sampling or out.n_gen >= s.max_generation_batches:
+            break
+    out.groups = out.groups[: s.batch_size]
+    return out
+
+
+@dataclass
+class Batch:
+    """The sequences of one update: prompt + response ids, where each response starts, its group's
+    id and its advantage."""
+
+    seqs: list
+    starts: list
+    groups: list
+    advantages: torch.Tensor
+
+    @property
+    def lengths(self) -> list[int]:
+        return [len(x) for x in self.seqs]
+
+
+def build_batch(groups, prompts, algorithm: str, device) -> Batch:
+    seqs, starts, rewards, gid = [], [], [], []
+    for g, (i, r, cs) in enumerate(groups):
+        for rr, c in zip(r, cs):
+            seqs.append(prompts[i] + c.token_ids)
+            starts.append(len(prompts[i]))
+            rewards.append(rr)
+            gid.append(g)
+    adv = objective.advantages(algorithm, torch.tensor(rewards), torch.tensor(gid)).to(device)
+    return Batch(seqs, starts, gid, adv)
+
+
+def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, float]:
+    """One on-policy optimizer step on ``batch``; returns the step's loss statistics."""
+    lens = batch.lengths
+
+    def micro_batches(ix):
+        ix = sorted(ix, key=lambda k: lens[k])
+        return [ix[m: m + MICRO_BATCH] for m in range(0, len(ix), MICRO_BATCH)]
+
+    def tensors(sub):
+        ids = pad_right([batch.seqs[k] for k in sub], pad, device)
+        return ids, loss_mask([batch.starts[k] for k in sub], [lens[k] for k in sub], ids.shape[1] - 1, device)
+
+    ix = list(range(len(batch.seqs)))
+    ref_lp = {}
+    if ref is not None:
+        with torch.no_grad():
+            for sub in micro_batches(ix):
+                lp, _ = forward_logprobs(ref, tensors(sub)[0])
+                for r_, k in enumerate(sub):
+                    ref_lp[k] = lp[r_, : lens[k] - 1]
+    n_tok = sum(lens[k] - batch.starts[k] for k in ix)
+    denom = n_tok if s.loss_agg_mode == "token-mean" else len(ix)
+    if ref is None and s.entropy_coef == 0:
+        # exact: with no KL or entropy term a zero-advantage sequence has zero loss and zero gradient;
+        # it still counts in the token-mean denominator
+        adv = batch.advantages.tolist()
+        ix = [k for k in ix if adv[k] != 0.0]
+    n_tok_tr = max(1, sum(lens[k] - batch.starts[k] for k in ix))
+    model.train()
+    opt.zero_grad(set_to_none=False)
+    stats: dict[str, float] = {}
+    for sub in micro_batches(ix):
+        ids, mask = tensors(sub)
+        T = ids.shape[1] - 1
+        lp, ent = forward_logprobs(model, ids, with_entropy=True)
+        if s.entropy_coef == 0:
+            ent = ent.detach()
+        mb = {"logprobs": lp, "mask": mask, "advantages": batch.advantages[sub], "entropy": ent,
+              "old_logprobs": lp.detach()}
+        if ref is not None:
+            mb["ref_logprobs"] = torch.zeros(len(sub), T, device=device)
+            for r_, k in enumerate(sub):
+                mb["ref_logprobs"][r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
+        loss, st = objective.policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef,
+                                         loss_agg_mode=s.loss_agg_mode, denom=denom)
+        loss.backward()
+        # loss pieces already carry the batch's denominator: sum them; masked means (clipfrac,
+        # approx_kl, ratio) are weighted by the micro-batch's token share
+        w = float(mask.sum()) / n_tok_tr
+        stats["loss"] = stats.get("loss", 0.0) + float(loss.detach())
+        for k, v in st.items():
+            stats[k] = stats.get(k, 0.0) + float(v) * (1.0 if k in ("pg_loss", "kl", "entropy") else w)
+    stats["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP))
+    opt.step()
+    model.eval()
+    return stats
+
+
+def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn) -> pd.DataFrame:
+    """Greedy accuracy and response length per held-out prompt."""
+    comps = generate_ids(model, tok, prompts, n=1, temperature=0.0, max_new_tokens=s.max_new_tokens, seed=seed,
+                         batch_size=SAMPLER_BATCH, desc="validation")
+    texts = decode_completions(tok, comps)
+    _, correct = score_rows(rows, [[t] for t in texts], "validation", score_fn)
+    return pd.DataFrame({"level": levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
+                         "length": [float(len(c.token_ids)) for c in comps]})
+
+
+def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping[str, Any], *,
+       score_fn=compute_score, stop_after: int | None = None) -> dict:
+    """RL from ``model_dir`` on the prompts of ``train_path``. Writes the final HF directory
+    ``out_dir`` (with ``resolved_config.json``) and the long-format metrics parquet (step, metric,
+    level, value) ``metrics_path``; resumes from the newest checkpoint in ``work_dir``.
+    ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
+    s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
+    if s.loss_agg_mode not in objective.core.LOSS_AGG_MODES:
+        raise ValueError(f"rl.loss_agg_mode {s.loss_agg_mode!r} not in {objective.core.LOSS_AGG_MODES}")
+    if rt.threads:
+        torch.set_num_threads(int(rt.threads))
+    device = resolve_device(rt.device)
+    import random
+
+    random.seed(rt.seed)
+    np.random.seed(rt.seed % (2**32))
+    torch.manual_seed(rt.seed)
+    train = read_rows(train_path, "RL train prompts", ("prompt", "reward_model", "data_source")).reset_index(drop=True)
+    val = read_rows(val_path, "RL validation prompts", ("prompt", "reward_model", "data_source", "extra_info"))
+    val = val.reset_index(drop=True)
+    tok = load_tokenizer(model_dir)
+    model = load_model(model_dir, device)
+    ref = None
+    if s.kl_coef > 0:
+        ref = load_model(model_dir, device).eval()
+        ref.requires_grad_(False)
+    prompts = encode_prompts(tok, prompt_texts(tok, train, str(train_path)))
+    val_prompts = encode_prompts(tok, prompt_texts(tok, val, str(val_path)))
+    opt = adamw(model, s.lr, WEIGHT_DECAY, BETAS)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, constant)
+    resolved = {"stage": "rl", "model_dir": str(model_dir), "train_path": str(train_path),
+                "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
+    fingerprint = run_fingerprint(resolved, RESUME_NEUTRAL, model=model_dir, train=train_path, val=val_path)
+    ckpt = Checkpointer(work_dir, fingerprint)
+    stream = PromptStream(len(train), rt.seed)
+    metrics: list[dict] = []
+    step = 0
+    last = ckpt.latest()
+    if last is not None and int(last.name.split("_")[-1]) > s.steps:
+        print(f"rl: {last} is past the run's {s.steps} steps: starting clean", flush=True)
+        ckpt.remove()
+        ckpt, last = Checkpointer(work_dir, fingerprint), None
+    if last is not None:
+        st = ckpt.restore(last, model, opt, sched)
+        step, metrics = st["step"], st["metrics"]
+        stream = PromptStream(len(train), rt.seed, **st["stream"])
+        print(f"rl: resumed from {last} at step {step}/{s.steps}", flush=True)
+
+    def add(step_, metric, value, level=-1):
+        metrics.append({"step": int(step_), "metric": metric, "level": int(level), "value": float(value)})
+
+    def run_val(step_):
+        if len(val) == 0:
+            return None
+        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn)
+        for level, g in ev.groupby("level"):
+            add(step_, "val_accuracy", g["accuracy"].mean(), level)
+            add(step_, "val_response_length", g["length"].mean(), level)
+        add(step_, "val_accuracy", ev["accuracy"].mean())
+        return ev["accuracy"].mean()
+
+    if step == 0:
+        run_val(0)
+    bar = Bar(True, s.steps, step, f"rl[{s.algorithm}]")
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    run_steps = 0
+    while step < s.steps:
+        t_step = time.time()
+        ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn)
+        gen_time = time.time() - t_step
+        stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device) \
+            if ro.groups else {}
+        sched.step()
+        step += 1
+        run_steps += 1
+        add(step, "reward", np.mean(ro.rewards) if ro.rewards else 0.0)
+        add(step, "accuracy", np.mean(ro.correct) if ro.correct else 0.0)
+        add(step, "response_length", np.mean(ro.lengths) if ro.lengths else 0.0)
+        add(step, "filtered_group_share", 1 - len(ro.groups) / max(ro.seen, 1))
+        add(step, "num_gen_batches", ro.n_gen)
+        add(step, "num_groups_trained", len(ro.groups))
+        add(step, "lr", sched.get_last_lr()[0])
+        add(step, "step_time_s", time.time() - t_step)
+        add(step, "gen_time_s", gen_time)
+        for k, v in stats.items():
+            add(step, k, v)
+        vacc = run_val(step) if step % s.eval_every == 0 and step < s.steps else None
+        bar.update(1, reward=float(np.mean(ro.rewards)) if ro.rewards else 0.0, kept=f"{len(ro.groups)}/{ro.seen}",
+                   **({"val": float(vacc)} if vacc is not None else {}))
+        if step % s.save_every == 0 and step < s.steps:
+            ckpt.save(step, model, tok, {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step,
+                                         "metrics": metrics, "stream": stream.state()})
+        if stop_after is not None and run_steps >= stop_after and step < s.steps:
+            bar.close()
+            raise KeyboardInterrupt(f"rl: stopped after {run_steps} steps (stop_after)")
+    bar.close()
+    if not any(m["step"] == step and m["metric"] == "val_accuracy" for m in metrics):
+        run_val(step)
+    final = dict(resolved, n_params=n_params(model), final_step=step)
+    save_checkpoint(model, tok, out_dir, max_new_tokens=s.max_new_tokens,
+                    extra_files={"resolved_config.json": lambda p: write_json(final, p)})
+    mdf = pd.DataFrame(metrics, columns=["step", "metric", "level", "value"])
+    # the run's resolved settings travel in the parquet metadata (figures' config_hash provenance)
+    write_parquet(mdf, metrics_path, settings=final)
+    return {"steps": step, "metrics": mdf}
+

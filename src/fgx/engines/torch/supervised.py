@@ -1,0 +1,190 @@
+"""Supervised training of the torch engine: ``pretrain`` (the tiny base model from scratch, on
+prompts and their reference traces) and ``sft`` (fine-tuning on responses, loss on the response).
+
+Both run one loop (:func:`train`): length-grouped batches reshuffled each epoch, AdamW with a
+warm-up and cosine decay, and a time-based checkpoint in a work directory outside the output, so
+a killed job resumes where it stopped and ends with the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
+from fgx.engines.torch.checkpoint import Checkpointer
+from fgx.engines.torch.model import build_model, load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
+from fgx.engines.torch.optim import GRAD_CLIP, adamw, warmup_cosine
+from fgx.engines.prompts import encode_prompts, encode_texts, prompt_texts
+from fgx.engines.torch.tokenizer import build_char_tokenizer
+from fgx.io import read_rows, run_fingerprint
+from fgx.progress import Bar
+from fgx.settings import SFT, Pretrain, Runtime
+
+BETAS = (0.9, 0.95)
+MIN_LR_RATIO = 0.1  # the cosine schedule's floor, as a fraction of lr
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """What one supervised run optimises: steps, batch size, peak lr, warm-up, weight decay."""
+
+    steps: int
+    batch_size: int
+    lr: float
+    warmup_steps: int
+    weight_decay: float
+
+
+def tokenize(tokenizer, prompts: list[str], targets: list[str], max_length: int,
+             loss_on_prompt: bool) -> list[tuple[list[int], int]]:
+    """(ids, loss_start) per example: ids = prompt + target + eos, cut at ``max_length``; the loss
+    counts from loss_start (1 with ``loss_on_prompt``, else the prompt's length)."""
+    eos = tokenizer.eos_token_id
+    out = []
+    for p, t in zip(encode_prompts(tokenizer, prompts), encode_texts(tokenizer, targets)):
+        out.append(((p + t + [eos])[:max_length], 1 if loss_on_prompt else len(p)))
+    return out
+
+
+def length_grouped_batches(lengths: list[int], batch_size: int, rng: np.random.Generator) -> list[list[int]]:
+    """Shuffle, then sort within mega-batches of 50 batches so a batch has similar lengths."""
+    idx = rng.permutation(len(lengths)).tolist()
+    mega = batch_size * 50
+    batches = []
+    for m0 in range(0, len(idx), mega):
+        chunk = sorted(idx[m0:m0 + mega], key=lambda i: lengths[i])
+        batches += [chunk[b: b + batch_size] for b in range(0, len(chunk), batch_size)]
+    order = rng.permutation(len(batches)).tolist()
+    return [batches[i] for i in order]
+
+
+def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, out_dir: Path, work_dir: Path,
+          desc: str, resolved: dict, inputs: Mapping[str, Any], stop_after: int | None = None) -> dict:
+    """Train ``model`` on ``examples`` (see :func:`tokenize`), write the HF directory ``out_dir``
+    with ``train_log.parquet`` and ``resolved_config.json``. Checkpoints go to ``work_dir`` (stamped
+    with the run's fingerprint: ``resolved`` and ``inputs``) and are removed once ``out_dir`` is written.
+    ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
+    n = len(examples)
+    if n == 0:
+        raise ValueError(f"{desc}: no training examples")
+    steps_per_epoch = math.ceil(n / sched_.batch_size)
+    total = sched_.steps
+    opt = adamw(model, sched_.lr, sched_.weight_decay, BETAS)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(sched_.warmup_steps, total, MIN_LR_RATIO))
+    ckpt = Checkpointer(work_dir, run_fingerprint(resolved, ("threads", "device"), **inputs))
+    step, log = 0, []
+    last = ckpt.latest()
+    if last is not None:
+        st = ckpt.restore(last, model, opt, sched)
+        step, log = st["step"], st["log"]
+        print(f"{desc}: resumed from {last} at step {step}/{total}", flush=True)
+    lengths = [len(x[0]) for x in examples]
+    pad = tokenizer.pad_token_id or 0
+    model.train()
+    bar = Bar(True, total, step, desc)
+    t0, ntok, run_steps = time.time(), 0, 0
+    while step < total:
+        epoch, k = divmod(step, steps_per_epoch)
+        batch = length_grouped_batches(lengths, sched_.batch_size, np.random.default_rng([seed, epoch]))[k]
+        tokens = sum(lengths[i] - examples[i][1] for i in batch)
+        opt.zero_grad(set_to_none=True)
+        ids = pad_right([examples[i][0] for i in batch], pad, device)
+        mask = loss_mask([examples[i][1] for i in batch], [lengths[i] for i in batch], ids.shape[1] - 1, device)
+        lp, _ = forward_logprobs(model, ids)
+        loss = -(lp * mask).sum() / max(tokens, 1)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
+        opt.step()
+        sched.step()
+        step += 1
+        run_steps += 1
+        ntok += sum(lengths[i] for i in batch)
+        log.append({"step": step, "loss": float(loss.detach()), "grad_norm": float(gn), "lr": sched.get_last_lr()[0]})
+        bar.update(1, loss=log[-1]["loss"], tok_s=int(ntok / max(time.time() - t0, 1e-9)))
+        if step < total and ckpt.due():
+            ckpt.save(step, model, tokenizer, {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                                               "step": step, "log": log})
+        if stop_after is not None and run_steps >= stop_after and step < total:
+            bar.close()
+            raise KeyboardInterrupt(f"{desc}: stopped after {run_steps} steps (stop_after)")
+    bar.close()
+    model.eval()
+    resolved = dict(resolved, n_params=n_params(model), total_steps=total, n_examples=n)
+
+    def write_log(p):
+        pd.DataFrame(log).to_parquet(p, index=False)
+
+    def write_cfg(p):
+        p.write_text(json.dumps(resolved, indent=2, sort_keys=True, default=str) + "\n")
+
+    save_checkpoint(model, tokenizer, out_dir, extra_files={"train_log.parquet": write_log,
+                                                            "resolved_config.json": write_cfg})
+    ckpt.remove()
+    return {"steps": total, "final_loss": log[-1]["loss"] if log else None}
+
+
+def _setup(rt: Runtime) -> torch.device:
+    if rt.threads:
+        torch.set_num_threads(int(rt.threads))
+    import random
+
+    random.seed(rt.seed)
+    np.random.seed(rt.seed % (2**32))
+    torch.manual_seed(rt.seed)
+    return resolve_device(rt.device)
+
+
+def pretrain(data_paths, out_dir, work_dir, settings: Mapping[str, Any], *, stop_after: int | None = None) -> dict:
+    """Train the tiny base model from scratch: next-token loss on each row's reference trace
+    (``extra_info.solution``) after its prompt, over the rows of every file in ``data_paths``."""
+    s, rt = Pretrain.from_settings(settings), Runtime.from_settings(settings)
+    device = _setup(rt)
+    paths = [str(p) for p in ([data_paths] if isinstance(data_paths, (str, Path)) else data_paths)]
+    df = pd.concat([read_rows(p, "pretraining data", ("prompt", "extra_info")) for p in paths], ignore_index=True)
+    from fgx.tasks.strings import compact_call_names
+
+    shape = s.model
+    tok = build_char_tokenizer(model_max_length=shape.max_position_embeddings, names=compact_call_names())
+    sols = []
+    for i, extra in enumerate(df["extra_info"]):
+        sol = extra.get("solution") if isinstance(extra, dict) else None
+        if not isinstance(sol, str) or not sol:
+            raise ValueError(f"{', '.join(paths)}: row {i} has no extra_info.solution; pretraining needs the "
+                             "reference trace (generate the data with --style compact)")
+        sols.append(sol)
+    examples = tokenize(tok, prompt_texts(tok, df, ", ".join(paths)), sols, shape.max_position_embeddings,
+                        loss_on_prompt=False)
+    model = build_model(shape, tok, seed=rt.seed).to(device)
+    resolved = {"stage": "pretrain", "data_paths": paths, "model": dataclasses.asdict(shape),
+                "train": dataclasses.asdict(s.train), "seed": rt.seed}
+    t = s.train
+    return train(model, tok, examples, Schedule(t.steps, t.batch_size, t.lr, t.warmup_steps, t.weight_decay),
+                 seed=rt.seed, device=device, out_dir=Path(out_dir), work_dir=Path(work_dir), desc="pretrain",
+                 resolved=resolved, inputs={f"data{i}": p for i, p in enumerate(paths)}, stop_after=stop_after)
+
+
+def sft(model_dir, data_path, out_dir, work_dir, settings: Mapping[str, Any], *, stop_after: int | None = None) -> dict:
+    """Fine-tune ``model_dir`` on prompt rows + ``response``: loss on the response tokens (+ eos) only,
+    for ``epochs`` passes over the data."""
+    s, rt = SFT.from_settings(settings), Runtime.from_settings(settings)
+    device = _setup(rt)
+    df = read_rows(data_path, "SFT data", ("prompt", "response"))
+    tok = load_tokenizer(model_dir)
+    model = load_model(model_dir, device)
+    examples = tokenize(tok, prompt_texts(tok, df, str(data_path)), [str(r) for r in df["response"]],
+                        s.max_length, loss_on_prompt=False)
+    steps = max(1, s.epochs * math.ceil(len(examples) / s.batch_size)) if examples else 0
+    resolved = {"stage": "sft", "model_dir": str(model_dir), "data_path": str(data_path),
+                **dataclasses.asdict(s), "seed": rt.seed}
+    return train(model, tok, examples, Schedule(steps, s.batch_size, s.lr, 0, 0.0), seed=rt.seed, device=device,
+                 out_dir=Path(out_dir), work_dir=Path(work_dir), desc="sft", resolved=resolved,
+                 inputs={"model": model_dir, "data": data_path}, stop_after=stop_after)

@@ -1,0 +1,18 @@
+import pytest
+
+from fgx.engines.torch.model import build_model, save_checkpoint
+from fgx.engines.torch.tokenizer import build_char_tokenizer
+from toy import SMALLEST, toy_rows
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return build_char_tokenizer()
+
+
+@pytest.fixture()
+def base_dir(tok, tmp_path):
+    """A tiny random model in ``base/`` and toy prompts in ``train.parquet``."""
+    save_checkpoint(build_model(SMALLEST, tok, seed=0), tok, tmp_path / "base")
+    toy_rows().to_parquet(tmp_path / "train.parquet")
+    return tmp_path

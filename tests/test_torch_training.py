@@ -1,0 +1,210 @@
+"""The torch engine's jobs on a toy task: sampling, pretraining, SFT and RL, and resuming each."""
+
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from fgx.engines import get_engine
+from fgx.engines.torch.model import build_model, save_checkpoint
+from fgx.engines.torch.tokenizer import build_char_tokenizer
+from fgx.settings import SettingsError
+from toy import SMALLEST, TINY, pretrain_settings, rl_settings, sampling_settings, sft_settings, toy_rows, toy_score
+
+
+def _weights(d):
+    from safetensors.torch import load_file
+
+    return load_file(str(d / "model.safetensors"))
+
+
+def _same_weights(a, b):
+    wa, wb = _weights(a), _weights(b)
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_checkpoint_roundtrip_auto_classes(tok, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    m = build_model(TINY, tok, seed=3)
+    save_checkpoint(m, tok, tmp_path / "ckpt")
+    names = {p.name for p in (tmp_path / "ckpt").iterdir()}
+    assert {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json"} <= names
+    m2 = AutoModelForCausalLM.from_pretrained(tmp_path / "ckpt")
+    t2 = AutoTokenizer.from_pretrained(tmp_path / "ckpt")
+    x = torch.tensor([t2("abc")["input_ids"]])
+    assert torch.allclose(m(x).logits, m2(x).logits, atol=1e-6)
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
+
+
+def test_settings_name_missing_and_unknown_keys(base_dir):
+    eng = get_engine("torch")
+    with pytest.raises(SettingsError, match="missing group_size.*unknown group_sise"):
+        s = rl_settings(group_sise=4)
+        del s["group_size"]
+        eng.rl(base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet", base_dir / "rl",
+               base_dir / "m.parquet", base_dir / "work", s)
+    with pytest.raises(ValueError, match="engine 'jax' unknown"):
+        get_engine("jax")
+
+
+def test_sample_writes_rollout_parquet(base_dir):
+    eng = get_engine("torch")
+    rows = toy_rows(4)
+    out = eng.sample(base_dir / "base", rows, base_dir / "roll.parquet", base_dir / "work",
+                     sampling_settings(n=3, max_new_tokens=4), score_fn=toy_score, progress=False)
+    back = pd.read_parquet(base_dir / "roll.parquet")
+    for col in ("responses", "scores", "correct", "response_tokens", "level", "n_correct"):
+        assert col in back.columns
+    assert len(back) == 4 and all(len(r) == 3 for r in back["responses"])
+    assert back["level"].tolist() == [1, 2, 1, 2]
+    assert back["n_correct"].tolist() == [sum(c) for c in out["correct"]]
+
+
+def test_pretrain_and_sft(tmp_path):
+    eng = get_engine("torch")
+    rows = toy_rows(8, solution="ab\n")
+    rows.to_parquet(tmp_path / "pre.parquet")
+    res = eng.pretrain([tmp_path / "pre.parquet"], tmp_path / "base", tmp_path / "work", pretrain_settings(30))
+    log = pd.read_parquet(tmp_path / "base" / "train_log.parquet")
+    assert res["steps"] == 30 and log["loss"].iloc[-1] < log["loss"].iloc[0] / 2
+    assert json.loads((tmp_path / "base" / "resolved_config.json").read_text())["model"]["hidden_size"] == 32
+    assert not (tmp_path / "work").exists()  # the checkpoints go once the model is written
+    greedy = sampling_settings(temperature=0)
+    # the base model learned the solution format
+    out = eng.sample(tmp_path / "base", rows.head(2), None, None, greedy, score_fn=toy_score, progress=False)
+    assert out["responses"].tolist() == [["ab\n"], ["ab\n"]]
+    rows.assign(response="xy\n").to_parquet(tmp_path / "sft.parquet")
+    eng.sft(tmp_path / "base", tmp_path / "sft.parquet", tmp_path / "sft", tmp_path / "work", sft_settings())
+    out = eng.sample(tmp_path / "sft", rows.head(2), None, None, greedy, score_fn=toy_score, progress=False)
+    assert out["responses"].tolist() == [["xy\n"], ["xy\n"]]
+    from fgx.io import InputError
+
+    with pytest.raises(InputError, match="pre.parquet.*lack column.*response"):
+        eng.sft(tmp_path / "base", tmp_path / "pre.parquet", tmp_path / "sft2", tmp_path / "w2", sft_settings())
+
+
+def test_sft_on_no_responses_copies_the_model(tmp_path, tok):
+    save_checkpoint(build_model(SMALLEST, tok, seed=0), tok, tmp_path / "base")
+    toy_rows(2).assign(response="x").head(0).to_parquet(tmp_path / "empty.parquet")
+    get_engine("torch").sft(tmp_path / "base", tmp_path / "empty.parquet", tmp_path / "out", tmp_path / "w",
+                            sft_settings())
+    assert _same_weights(tmp_path / "base", tmp_path / "out")
+
+
+@pytest.mark.parametrize("job", ["pretrain", "sft"])
+def test_supervised_training_resumes_to_the_same_weights(tmp_path, tok, monkeypatch, job):
+    """A time-based checkpoint (every step here), a stop, a rerun: the weights equal an uninterrupted run's."""
+    from fgx.engines.torch import checkpoint, supervised
+
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_SECONDS", 0.0)
+    rows = toy_rows(8, solution="ab\n")
+    rows.to_parquet(tmp_path / "pre.parquet")
+    rows.assign(response="xy\n").to_parquet(tmp_path / "sft.parquet")
+    save_checkpoint(build_model(SMALLEST, tok, seed=0), tok, tmp_path / "base")
+
+    def run(out, work, stop_after=None):
+        if job == "pretrain":
+            return supervised.pretrain([tmp_path / "pre.parquet"], tmp_path / out, tmp_path / work,
+                                       pretrain_settings(12), stop_after=stop_after)
+        return supervised.sft(tmp_path / "base", tmp_path / "sft.parquet", tmp_path / out, tmp_path / work,
+                              sft_settings(epochs=12), stop_after=stop_after)
+
+    run("full", "w_full")
+    with pytest.raises(KeyboardInterrupt):
+        run("part", "w_part", stop_after=5)
+    assert not (tmp_path / "part").exists() and (tmp_path / "w_part").exists()
+    run("part", "w_part")
+    assert _same_weights(tmp_path / "full", tmp_path / "part")
+    full = pd.read_parquet(tmp_path / "full" / "train_log.parquet")
+    part = pd.read_parquet(tmp_path / "part" / "train_log.parquet")
+    pd.testing.assert_frame_equal(full, part)
+
+
+def test_grpo_raises_reward_on_toy_task(base_dir):
+    eng = get_engine("torch")
+    res = eng.rl(base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet", base_dir / "rl",
+                 base_dir / "metrics.parquet", base_dir / "work", rl_settings(), score_fn=toy_score)
+    m = pd.read_parquet(base_dir / "metrics.parquet")
+    assert list(m.columns) == ["step", "metric", "level", "value"]
+    reward = m[m.metric == "reward"].sort_values("step")["value"].tolist()
+    assert len(reward) == 10 and res["steps"] == 10
+    assert sum(reward[-3:]) / 3 > sum(reward[:3]) / 3 + 0.2, reward
+    val = m[(m.metric == "val_accuracy") & (m.level == -1)].sort_values("step")
+    assert val["step"].tolist() == [0, 5, 10]
+    assert set(m[m.metric == "val_accuracy"].level) == {-1, 1, 2}
+    assert {"filtered_group_share", "loss", "entropy", "response_length"} <= set(m.metric)
+    cfg = json.loads((base_dir / "rl" / "resolved_config.json").read_text())
+    assert cfg["algorithm"] == "grpo" and cfg["steps"] == 10
+    from transformers import AutoModelForCausalLM
+
+    AutoModelForCausalLM.from_pretrained(base_dir / "rl")
+
+
+def test_reinforce_with_a_kl_to_the_starting_model(base_dir):
+    eng = get_engine("torch")
+    eng.rl(base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet", base_dir / "rf",
+           base_dir / "rf.parquet", base_dir / "work", rl_settings(algorithm="reinforce", steps=3, kl_coef=0.1,
+                                                                   lr=1e-2, reward="score", overlong_buffer=1),
+           score_fn=toy_score)
+    m = pd.read_parquet(base_dir / "rf.parquet")
+    assert "kl" in set(m.metric) and m[m.metric == "reward"].shape[0] == 3
+    # a one-token overlong buffer on two-token answers: a full-length answer loses one point
+    assert m[m.metric == "reward"]["value"].min() < 0
+
+
+def test_rl_resume_reaches_same_result(base_dir):
+    eng = get_engine("torch")
+    s = rl_settings(steps=4, save_every=2, eval_every=2)
+    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
+    eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s, score_fn=toy_score)
+    with pytest.raises(KeyboardInterrupt):
+        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w_part", s, score_fn=toy_score,
+               stop_after=3)
+    assert not (base_dir / "part.parquet").exists()
+    res = eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w_part", s, score_fn=toy_score)
+    assert res["steps"] == 4
+    assert _same_weights(base_dir / "full", base_dir / "part")
+    fa = pd.read_parquet(base_dir / "full.parquet")
+    fb = pd.read_parquet(base_dir / "part.parquet")
+    pd.testing.assert_frame_equal(fa.drop(columns="value"), fb.drop(columns="value"))
+    sel = ~fa.metric.str.endswith("time_s")
+    assert fa[sel]["value"].tolist() == fb[sel]["value"].tolist()
+
+
+def test_rl_rerun_with_changed_settings_starts_clean(base_dir, tok):
+    """The DAG keeps RL checkpoints in a work directory outside the job's outputs, so a rerun after a
+    knob change finds the previous run's checkpoint: it must not resume from it."""
+    eng = get_engine("torch")
+    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
+    work = base_dir / "work"
+    s = rl_settings(steps=4, save_every=2)
+    eng.rl(*args, base_dir / "a", base_dir / "a.parquet", work, s, score_fn=toy_score)
+    assert (work / "step_00000002").exists()
+    changed = dict(s, lr=s["lr"] / 2)
+    eng.rl(*args, base_dir / "b", base_dir / "b.parquet", work, changed, score_fn=toy_score)
+    eng.rl(*args, base_dir / "fresh", base_dir / "fresh.parquet", base_dir / "w2", changed, score_fn=toy_score)
+    assert _same_weights(base_dir / "b", base_dir / "fresh")
+    assert not _same_weights(base_dir / "a", base_dir / "b")
+    # a changed starting model starts clean too
+    save_checkpoint(build_model(SMALLEST, build_char_tokenizer(), seed=1), tok, base_dir / "base2")
+    args2 = (base_dir / "base2", *args[1:])
+    eng.rl(*args2, base_dir / "c", base_dir / "c.parquet", work, changed, score_fn=toy_score)
+    eng.rl(*args2, base_dir / "c_fresh", base_dir / "c_fresh.parquet", base_dir / "w3", changed, score_fn=toy_score)
+    assert _same_weights(base_dir / "c", base_dir / "c_fresh")
+
+
+def test_rl_longer_run_resumes_a_shorter_one_under_a_constant_lr(base_dir):
+    eng = get_engine("torch")
+    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
+    short = rl_settings(steps=3, save_every=2)
+    eng.rl(*args, base_dir / "short", base_dir / "short.parquet", base_dir / "work", short, score_fn=toy_score)
+    longer = dict(short, steps=5)
+    eng.rl(*args, base_dir / "long", base_dir / "long.parquet", base_dir / "work", longer, score_fn=toy_score)
+    eng.rl(*args, base_dir / "long_fresh", base_dir / "long_fresh.parquet", base_dir / "w2", longer,
+           score_fn=toy_score)
+    assert _same_weights(base_dir / "long", base_dir / "long_fresh")
+    # the shorter run again: the longer run's step-4 checkpoint lies past its end, so it starts clean
+    eng.rl(*args, base_dir / "short2", base_dir / "short2.parquet", base_dir / "work", short, score_fn=toy_score)
+    assert _same_weights(base_dir / "short", base_dir / "short2")
