@@ -2,8 +2,9 @@
 
 Same tiny Llama (random init), same prompts, group size, prompts per step, max completion
 length, temperature, clip range, token-mean loss, no KL, one optimizer step per batch; reward =
-"the completion starts with a lowercase letter". fgx runs without dynamic sampling and without
-validation so both do exactly one generation batch + one update per step. The first step of each
+"the completion starts with a lowercase letter". fgx runs its RL loop's step functions
+(``rollout``, ``build_batch``, ``update``) without dynamic sampling, so both do exactly one
+generation batch + one update per step. The first step of each
 is a warm-up and is not timed; each side's best step time is compared (the machine is shared, and
 noise only ever adds time). Last line: ``grpo_step_vs_trl: N.NNx`` (TRL s/step / fgx s/step).
 
@@ -32,24 +33,31 @@ def main(argv=None):
     ap.add_argument("--prompts-per-step", type=int, default=16)
     ap.add_argument("--group-size", type=int, default=8)
     ap.add_argument("--max-new-tokens", type=int, default=64)
-    ap.add_argument("--model", default=None, help="JSON model settings (default: the tiny default)")
+    ap.add_argument("--model", default=None, help="JSON base.model keys over the tiny default's")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-trl", action="store_true")
     args = ap.parse_args(argv)
 
+    import numpy as np
     import pandas as pd
     import torch
 
+    from fgx.engines.prompts import encode_prompts, prompt_texts
+    from fgx.engines.torch import rl as R
     from fgx.engines.torch.model import build_model, n_params, save_checkpoint
+    from fgx.engines.torch.optim import adamw
     from fgx.engines.torch.tokenizer import build_char_tokenizer
-    from fgx.engines.torch.trainer import rl
+    from fgx.settings import RL, ModelShape
 
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="fgx-grpo-bench-"))
     tok = build_char_tokenizer()
-    model = build_model(json.loads(args.model) if args.model else {}, tok, seed=0)
+    default = dict(hidden_size=128, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                   intermediate_size=384, max_position_embeddings=512)
+    shape = ModelShape(**{**default, **(json.loads(args.model) if args.model else {})})
+    model = build_model(shape, tok, seed=0)
     save_checkpoint(model, tok, work / "base")
-    print(f"model params={n_params(model):,}  work dir {work}")
+    print(f"model {shape} params={n_params(model):,}  work dir {work}")
     n_prompts = args.prompts_per_step * (args.steps + 1)
     prompts = [f"q{i:04d}\n" for i in range(n_prompts)]
     rows = pd.DataFrame({
@@ -59,22 +67,30 @@ def main(argv=None):
         "reward_model": [{"style": "rule", "ground_truth": LETTERS}] * n_prompts,
         "extra_info": [{"depth": 1, "index": i, "split": "train"} for i in range(n_prompts)],
     })
-    rows.to_parquet(work / "train.parquet")
     B = args.prompts_per_step * args.group_size
     lr = 1e-5
 
-    # ------------------------------------------------------------------ fgx
-    settings = dict(total_steps=args.steps + 1, train_batch_size=args.prompts_per_step, n=args.group_size,
-                    max_new_tokens=args.max_new_tokens, temperature=1.0, top_p=1.0, lr=lr,
-                    clip_low=0.2, clip_high=0.28, loss_agg_mode="token-mean", kl_coef=0.0,
-                    dynamic_sampling=False, val_before_train=False, val_every=0, save_every=0,
-                    sampler_batch_size=B, threads=args.threads, progress=False)
-    res = rl(work / "base", work / "train.parquet", None, work / "fgx", work / "fgx_metrics.parquet", settings,
-             score_fn=toy_score)
-    m = res["metrics"]
-    times = m[m.metric == "step_time_s"].sort_values("step")["value"].tolist()[1:]
-    gens = m[m.metric == "gen_time_s"].sort_values("step")["value"].tolist()[1:]
-    fgx_len = m[m.metric == "response_length"].sort_values("step")["value"].tolist()[1:]
+    # ------------------------------------------------------------------ fgx: the RL loop's own step functions
+    s = RL(algorithm="grpo", reward="acc", steps=args.steps + 1, batch_size=args.prompts_per_step,
+           group_size=args.group_size, lr=lr, kl_coef=0.0, entropy_coef=0.0, loss_agg_mode="token-mean",
+           dynamic_sampling=False, max_generation_batches=1, temperature=1.0, max_new_tokens=args.max_new_tokens,
+           overlong_buffer=0, eval_every=1, save_every=1)
+    ids = encode_prompts(tok, prompt_texts(tok, rows, "toy"))
+    opt = adamw(model, lr, R.WEIGHT_DECAY, R.BETAS)
+    stream = R.PromptStream(len(rows), 0)
+    pad = tok.pad_token_id
+    times, gens, fgx_len = [], [], []
+    for step in range(args.steps + 1):
+        t0 = time.perf_counter()
+        ro = R.rollout(model, tok, s, 0, step, stream, rows, ids, "toy", toy_score)
+        t1 = time.perf_counter()
+        if ro.groups:
+            R.update(model, None, opt, R.build_batch(ro.groups, ids, s.algorithm, "cpu"), s, pad, "cpu")
+        t2 = time.perf_counter()
+        if step:  # the first step is a warm-up
+            times.append(t2 - t0)
+            gens.append(t1 - t0)
+            fgx_len.append(float(np.mean(ro.lengths)))
     best = min(range(len(times)), key=times.__getitem__)
     fgx_s, fgx_gen = times[best], gens[best]
     print(f"fgx: best {fgx_s:.2f} s/step, median {sorted(times)[len(times) // 2]:.2f} over {len(times)} steps "

@@ -15,6 +15,10 @@ import json
 import random
 import time
 
+# a 2.4 M-parameter Llama (six layers of 192): three times the tiny default, so matrix products carry weight
+BENCH_SHAPE = dict(hidden_size=192, num_hidden_layers=6, num_attention_heads=6, num_key_value_heads=2,
+                   intermediate_size=512, max_position_embeddings=1024)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -22,7 +26,7 @@ def main(argv=None):
     ap.add_argument("--prompts", type=int, default=None,
                     help="number of prompts (default: 2 x --batch: a rollout holds more sequences than one batch)")
     ap.add_argument("--max-new-tokens", type=int, default=128)
-    ap.add_argument("--model", default=None, help='JSON model settings, e.g. \'{"hidden_size":128}\'')
+    ap.add_argument("--model", default=None, help='JSON base.model keys over BENCH_SHAPE, e.g. \'{"hidden_size":128}\'')
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu | cuda (both samplers run there)")
@@ -32,20 +36,21 @@ def main(argv=None):
 
     import torch
 
-    from fgx.engines.torch.model import ModelSettings, build_model, n_params
+    from fgx.engines.torch.model import build_model, n_params
     from fgx.engines.torch.sampler import generate_ids
     from fgx.engines.torch.tokenizer import build_char_tokenizer
+    from fgx.settings import ModelShape
 
     torch.set_num_threads(args.threads)
     tok = build_char_tokenizer()
-    settings = json.loads(args.model) if args.model else {}
+    shape = ModelShape(**{**BENCH_SHAPE, **(json.loads(args.model) if args.model else {})})
     dev = torch.device(args.device)
-    model = build_model(settings, tok, seed=args.seed).eval().to(dev)
+    model = build_model(shape, tok, seed=args.seed).eval().to(dev)
 
     def sync():  # CUDA runs asynchronously: a timer must wait for the kernels
         if dev.type == "cuda":
             torch.cuda.synchronize()
-    print(f"model: {ModelSettings(**settings)} params={n_params(model):,}")
+    print(f"model: {shape} params={n_params(model):,}")
     rng = random.Random(args.seed)
     alphabet = "abcdefghij0123456789()\"+,f"
     n_prompts = args.prompts or 2 * args.batch

@@ -27,16 +27,17 @@ def worker(work: str, threads: int, steps: int) -> float:
 
     import torch
 
+    from fgx.engines.torch.batches import forward_logprobs
     from fgx.engines.torch.model import build_model
     from fgx.engines.torch.sampler import generate_ids
     from fgx.engines.torch.tokenizer import build_char_tokenizer
-    from fgx.engines.torch.trainer import forward_logprobs
+    from fgx.settings import ModelShape
 
     torch.set_num_threads(threads)
     tok = build_char_tokenizer()
     # the tiny default's architecture (config.yaml base.model)
-    model = build_model({"hidden_size": 128, "num_layers": 4, "num_heads": 4, "num_kv_heads": 2,
-                         "intermediate_size": 384, "max_positions": 512}, tok, seed=0)
+    model = build_model(ModelShape(hidden_size=128, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=384, max_position_embeddings=512), tok, seed=0)
     if work == "train":  # one pretraining step: 32 sequences x 82 tokens (the default's mean length)
         opt = torch.optim.AdamW(model.parameters(), 1e-3)
         ids = torch.randint(5, 60, (32, 82), generator=torch.Generator().manual_seed(0))

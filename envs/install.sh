@@ -13,4 +13,5 @@ PYTHON=${PYTHON:-python3}
 for extra in ${FGX_EXTRAS:-}; do
   .venv/bin/python -m pip install -q -r "envs/requirements-$extra.txt" -c envs/requirements.txt
 done
+bash envs/link_slurm_profile.sh
 .venv/bin/python -c "import fgx, torch, snakemake; print('fgx env ready: torch', torch.__version__)"

@@ -176,3 +176,23 @@ def test_dry_run_shows_rl_on_two_nodes(paper_workdir, tmp_path):
     jobs, _ = dry_run(work, model_cfg, "profiles/slurm-2nodes")
     rl = [j["resources"] for j in jobs if j["rule"] == "rl"]
     assert len(rl) == 3 and all(r["nodes"] == "2" and r["gres"] == "gpu:8" for r in rl)
+
+
+def test_profile_slurm_by_name_from_the_repository_root(paper_workdir, tmp_path):
+    """`snakemake --profile slurm` as the README writes it: the name resolves through the link that
+    envs/install.sh makes in Snakemake's user config directory."""
+    import os
+
+    work, model_cfg = paper_workdir
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHON": sys.executable}
+    subprocess.run(["bash", str(work / "envs" / "link_slurm_profile.sh")], env=env, check=True, capture_output=True)
+    assert (tmp_path / "xdg" / "snakemake" / "slurm").resolve() == (work / "profiles" / "slurm").resolve()
+    proc = subprocess.run([*SNAKEMAKE, "--profile", "slurm", "-n", "--configfile", "config.paper.yaml", str(model_cfg)],
+                          cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    assert "Using profiles slurm" in text and "gres=gpu:8" in text  # the SLURM profile's resources
+    # without the link, the name alone is not found
+    bare = subprocess.run([*SNAKEMAKE, "--profile", "slurm", "-n"], cwd=work, capture_output=True, text=True,
+                          env={**env, "XDG_CONFIG_HOME": str(tmp_path / "empty")})
+    assert bare.returncode != 0 and "no profile.yaml (or config.yaml) found" in bare.stdout + bare.stderr

@@ -208,3 +208,29 @@ def test_rl_longer_run_resumes_a_shorter_one_under_a_constant_lr(base_dir):
     # the shorter run again: the longer run's step-4 checkpoint lies past its end, so it starts clean
     eng.rl(*args, base_dir / "short2", base_dir / "short2.parquet", base_dir / "work", short, score_fn=toy_score)
     assert _same_weights(base_dir / "short", base_dir / "short2")
+
+
+def test_sampling_resumes_from_finished_chunks_to_the_same_samples(base_dir, monkeypatch):
+    from fgx.engines.torch import sampling
+
+    monkeypatch.setattr(sampling, "CHUNK_PROMPTS", 3)
+    rows = toy_rows(8)
+    s = sampling_settings(n=2, max_new_tokens=4)
+    full = sampling.sample(base_dir / "base", rows, base_dir / "full.parquet", base_dir / "w_full", s,
+                           score_fn=toy_score, progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        sampling.sample(base_dir / "base", rows, base_dir / "part.parquet", base_dir / "w_part", s,
+                        score_fn=toy_score, progress=False, stop_after_chunks=2)
+    assert not (base_dir / "part.parquet").exists() and len(list((base_dir / "w_part").glob("chunk*"))) == 2
+    part = sampling.sample(base_dir / "base", rows, base_dir / "part.parquet", base_dir / "w_part", s,
+                           score_fn=toy_score, progress=False)
+    pd.testing.assert_frame_equal(full, part)
+    assert not (base_dir / "w_part").exists()  # the chunks go once the output is written
+    # other settings: the finished chunks of a stopped run are not reused
+    with pytest.raises(KeyboardInterrupt):
+        sampling.sample(base_dir / "base", rows, base_dir / "x.parquet", base_dir / "w_x", s, score_fn=toy_score,
+                        progress=False, stop_after_chunks=1)
+    other = sampling.sample(base_dir / "base", rows, base_dir / "x.parquet", base_dir / "w_x", dict(s, seed=5),
+                            score_fn=toy_score, progress=False)
+    fresh = sampling.sample(base_dir / "base", rows, None, None, dict(s, seed=5), score_fn=toy_score, progress=False)
+    pd.testing.assert_frame_equal(other, fresh)

@@ -262,6 +262,61 @@ def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
     return "\n".join(lines)
 
 
+# The README's results table: the short name of each finding (check()'s rows, in order) and the paper's number
+README_FINDINGS = (
+    ("1. RL Level 1 stays at the base (Levels 3–6)", "near 0"),
+    ("2. RL Level 2 − RL Level 1, Level 3", "≈ +25"),
+    ("2. RL Level 2 − RL Level 1, Level 4", "≈ +14"),
+    ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
+    ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
+    ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
+    ("3. RL Level 2 − iterative RFT, Level 3", "RFT ≤ 2.6 %"),
+    ("4. pass@k gap grows with k at Levels ≥ 3, shrinks at 1–2", "yes"),
+    ("5. Countdown: Multi-Base + RL L1+2 best on 3 numbers", "35 % vs 17–20 %"),
+)
+PAPER_PASS1 = {"stage1": "– / – / ~5 / ~1", "rl_level1": "– / – / ~0 / ~0", "rl_level2": "– / – / ~30 / ~15",
+               "rl_level1to2": "– / – / ~30 / ~15", "rft": "– / – / ≤ 2.6 / –"}
+
+
+def _short(row: dict) -> str:
+    """A finding's verdict and its key number, for one table cell."""
+    m = row["measured"]
+    if row["verdict"] == "not run":
+        return "not run"
+    key = m.split(" (")[0] if m.startswith(("+", "-", "−")) else m
+    if key.startswith("L") and "," in key:  # per-level lists: keep them short
+        key = key.split(" (")[0]
+    if "of" in m and "levels as the paper" in m:
+        key = m[m.rindex("(") + 1:-1].replace(" as the paper", "")
+    if row["finding"].startswith("Countdown"):
+        key = m.split(", ")[0] if m else m
+    return f"**{row['verdict']}** {key}"
+
+
+def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4)) -> str:
+    """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
+    and each run's machine, wall time and commit (``infos``: one dict per run, from its run.json)."""
+    labels = [label for label, _ in runs]
+    lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
+    per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
+    lv = " / ".join(map(str, levels))
+    rft_names = [last_rft_iteration(p.index.get_level_values(0)) for p in per_run]
+    for m in (*PASS1_MODELS, "rft"):
+        cells = []
+        for p, rft in zip(per_run, rft_names):
+            key = rft if m == "rft" else m
+            cells.append(" / ".join(f"{100 * p[(key, x)]:.1f}" if key and (key, x) in p.index else "–"
+                                    for x in levels))
+        name = "iterative RFT" if m == "rft" else PASS1_MODELS[m]
+        lines.append(f"| pass@1 (%), {name}, Levels {lv} | " + " | ".join(cells) + f" | {PAPER_PASS1[m]} |")
+    checked = [check(t) for _, t in runs]
+    for i, (name, paper) in enumerate(README_FINDINGS):
+        lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
+    for key, name in (("machine", "machine"), ("wall", "wall time of `rule all`"), ("commit", "commit")):
+        lines.append(f"| {name} | " + " | ".join(str(info.get(key, "–")) for info in infos) + " | |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m fgx.analysis.findings", description=__doc__.split("\n\n")[0])
     p.add_argument("figures", nargs="*", help="a run's figures/ directory (several: one column each)")
@@ -270,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", nargs="+", help="column labels, one per directory (default: the directories)")
     p.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], help="levels of the pass@1 table")
     p.add_argument("--out", help="write the Markdown here as well")
+    p.add_argument("--readme", action="store_true",
+                   help="print only the README's results table (each directory also holds run.json: machine, "
+                        "wall time, commit)")
     a = p.parse_args(argv)
     if bool(a.figures) == bool(a.tables):
         p.error("give either figures/ directories or --tables CSV files (one run), not both or neither")
@@ -286,6 +344,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else [(label, load_run(d)) for label, d in zip(labels, a.figures)])
     except (FileNotFoundError, ValueError) as err:
         raise SystemExit(str(err))
+    if a.readme:
+        if a.tables:
+            p.error("--readme reads figures/ directories with their run.json")
+        import json
+
+        infos = []
+        for d in a.figures:
+            info = Path(d) / "run.json"
+            infos.append(json.loads(info.read_text()) if info.exists() else {})
+        print(readme_markdown(runs, infos, a.levels))
+        return 0
     text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
             f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")
     transfer = transfer_markdown(runs)

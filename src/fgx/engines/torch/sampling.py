@@ -1,7 +1,14 @@
-"""Rollouts and evaluations of the torch engine: ``n`` scored samples per prompt row."""
+"""Rollouts and evaluations of the torch engine: ``n`` scored samples per prompt row.
+
+Prompts are sampled in chunks of :data:`CHUNK_PROMPTS`, each with a seed of its own, and each
+finished chunk is written to the job's work directory (stamped with the fingerprint of the model,
+the prompts and the settings). A killed job resumes from its finished chunks and ends with the
+same samples as an uninterrupted run; the work directory goes once the output is written.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -12,18 +19,32 @@ import torch
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch.model import load_model, load_tokenizer
 from fgx.engines.torch.sampler import decode_completions, generate_ids
-from fgx.io import read_rows, write_parquet
+from fgx.io import prepare_work_dir, read_rows, run_fingerprint, write_parquet
 from fgx.settings import Runtime, Sampling
 from fgx.tasks import compute_score, score_rows
 
 SAMPLER_BATCH = 256  # sequences decoded together
+CHUNK_PROMPTS = 128  # prompts per resumable chunk
+SAMPLE_COLUMNS = ("responses", "scores", "correct", "response_tokens")
+
+
+def _rows_key(rows: pd.DataFrame) -> str:
+    """A hash of the prompt rows (their text and ground truth): changed rows start the work afresh."""
+    blob = rows[["data_source", "prompt", "reward_model"]].to_json(orient="records", default_handler=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The sampling seed of one chunk: stable, and different for every chunk."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{chunk}".encode()).digest()[:4], "little")
 
 
 def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, score_fn=None,
-           progress: bool = True) -> pd.DataFrame:
+           progress: bool = True, stop_after_chunks: int | None = None) -> pd.DataFrame:
     """Sample ``n`` responses per row of ``rows`` (a frame or a parquet path), score them and write
     ``out_path`` (if given) with the columns responses, scores, correct, response_tokens, level and
-    n_correct added."""
+    n_correct added. ``work_dir`` (None: no resuming) keeps finished chunks; ``stop_after_chunks``
+    stops (KeyboardInterrupt) after that many new chunks, for tests of resuming."""
     s, rt = Sampling.from_settings(settings), Runtime.from_settings(settings)
     source = str(rows) if not isinstance(rows, pd.DataFrame) else str(out_path or "rows")
     if not isinstance(rows, pd.DataFrame):
@@ -31,24 +52,55 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     rows = rows.reset_index(drop=True)
+    work = None
+    if work_dir is not None:
+        fp = run_fingerprint({**settings, "chunk_prompts": CHUNK_PROMPTS}, ("threads", "device"), model=model_dir,
+                             rows=_rows_key(rows))
+        work = prepare_work_dir(work_dir, fp)
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, rt.device).eval()
     prompts = encode_prompts(tok, prompt_texts(tok, rows, source))
-    comps = generate_ids(model, tok, prompts, n=s.n, temperature=s.temperature, max_new_tokens=s.max_new_tokens,
-                         seed=rt.seed, batch_size=SAMPLER_BATCH, progress=progress,
-                         desc=f"sample {Path(str(model_dir)).name}")
-    texts = decode_completions(tok, comps)
-    n = s.n
-    responses = [texts[i * n:(i + 1) * n] for i in range(len(rows))]
-    scores, correct = score_rows(rows, responses, source, score_fn or compute_score)
+    parts, new = [], 0
+    for c, start in enumerate(range(0, len(rows), CHUNK_PROMPTS)):
+        done = work / f"chunk{c:05d}.parquet" if work is not None else None
+        if done is not None and done.exists():
+            parts.append(pd.read_parquet(done))
+            continue
+        part = _sample_chunk(model, tok, prompts[start:start + CHUNK_PROMPTS], rows.iloc[start:start + CHUNK_PROMPTS],
+                             s, chunk_seed(rt.seed, c), source, score_fn or compute_score, progress,
+                             f"sample {Path(str(model_dir)).name} [{c + 1}/{-(-len(rows) // CHUNK_PROMPTS)}]")
+        if done is not None:
+            write_parquet(part, done)
+        parts.append(part)
+        new += 1
+        if stop_after_chunks is not None and new >= stop_after_chunks:
+            raise KeyboardInterrupt(f"sampling stopped after {new} chunk(s) (stop_after_chunks)")
     out = rows.copy()
-    out["responses"] = pd.Series(responses, dtype=object)
-    out["scores"] = pd.Series(scores, dtype=object)
-    out["correct"] = pd.Series(correct, dtype=object)
-    out["response_tokens"] = pd.Series([[len(c.token_ids) for c in comps[i * n:(i + 1) * n]]
-                                        for i in range(len(rows))], dtype=object)
+    cols = (pd.concat(parts, ignore_index=True) if parts
+            else pd.DataFrame({c: pd.Series([], dtype=object) for c in SAMPLE_COLUMNS}))
+    for col in SAMPLE_COLUMNS:
+        out[col] = pd.Series([list(v) for v in cols[col]], dtype=object)
+    out["correct"] = out["correct"].map(lambda xs: [bool(x) for x in xs])
     out["level"] = [int((dict(e) if e is not None else {}).get("depth", -1)) for e in rows["extra_info"]]
-    out["n_correct"] = [int(np.sum(c)) for c in correct]
+    out["n_correct"] = [int(np.sum(c)) for c in out["correct"]]
     if out_path is not None:
         write_parquet(out, out_path, settings={k: v for k, v in settings.items() if k != "threads"})
+        if work is not None:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _sample_chunk(model, tok, prompts, rows: pd.DataFrame, s: Sampling, seed: int, source: str, score_fn,
+                  progress: bool, desc: str) -> pd.DataFrame:
+    comps = generate_ids(model, tok, prompts, n=s.n, temperature=s.temperature, max_new_tokens=s.max_new_tokens,
+                         seed=seed, batch_size=SAMPLER_BATCH, progress=progress, desc=desc)
+    texts = decode_completions(tok, comps)
+    n = s.n
+    responses = [texts[i * n:(i + 1) * n] for i in range(len(prompts))]
+    scores, correct = score_rows(rows, responses, source, score_fn)
+    return pd.DataFrame({
+        "responses": responses, "scores": scores, "correct": correct,
+        "response_tokens": [[len(c.token_ids) for c in comps[i * n:(i + 1) * n]] for i in range(len(prompts))],
+    })
