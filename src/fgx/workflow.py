@@ -265,7 +265,7 @@ def countdown_sft_source(config: Mapping) -> str:
     comes from pretraining. Why an SFT of the shared string base rather than a second base
     pretrained on strings + Countdown (README "Countdown transfer", measured on 2 CPU cores):
     the SFT (8000 problems, 2 epochs) reaches ~41 % on held-out 2-number problems in ~90 s,
-    while a second pretraining would cost another ~900 s, the DAG's most expensive job.
+    while a second pretraining would cost as much again as the DAG's most expensive job.
     paper style (an LLM that can already do arithmetic): the paper's recipe, correct rollouts
     of the base on 2-number problems (RFT data), filtered like Stage 1's string rollouts."""
     if config["task"]["style"] == "compact":
@@ -323,8 +323,10 @@ def rl_dir(model: str) -> str:
 def _runtime(config: Mapping) -> dict:
     # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
     # count is not a rerun trigger
-    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"],
-            "tensor_parallel_size": config["model"]["tensor_parallel_size"]}
+    # the verl machine knobs reach (and rerun) only verl jobs
+    verl = config["engine"] == "verl"
+    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"] if verl else {},
+            "tensor_parallel_size": config["model"]["tensor_parallel_size"] if verl else 1}
 
 
 def pretrain_settings(config: Mapping) -> str:

@@ -6,7 +6,7 @@ the PPO clipped surrogate of one on-policy update per batch (the paper's batch =
 ratio is 1, so the clip never binds and the gradient is -A * grad log pi), aggregated by
 ``loss_agg_mode``, plus ``kl_coef`` times a low-variance KL to the starting model and minus
 ``entropy_coef`` times the entropy. The verl engine maps the same keys onto verl's GRPO
-(``fgx.engines.verl.commands.rl_command``); ``tests/test_rl_contract.py`` holds the two side by side.
+(``fgx.engines.verl.commands.ppo_overrides``); ``tests/test_rl_contract.py`` holds the two side by side.
 """
 
 from __future__ import annotations

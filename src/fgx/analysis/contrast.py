@@ -1,7 +1,7 @@
 """Does model A beat model B? Per-level pass@k differences with paired bootstrap CIs.
 
 Each model's own interval (figures/*.csv) spreads with the test prompts' difficulty, so two models
-on the same 64 prompts can overlap and still differ clearly. Resampling the prompts once for both
+on the same prompts can overlap and still differ clearly. Resampling the prompts once for both
 models (a paired bootstrap) gives the interval of the *difference*, the statistic for claims such as
 "RL on Level 2 beats RL on Level 1 at Level 3".
 

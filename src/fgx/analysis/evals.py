@@ -1,9 +1,7 @@
 """Shared pieces of the analysis CLIs: reading evaluation parquets (with an error that says what to
-pass), the sampling options of the CLIs that sample a model, and printing / writing their tables."""
+pass) and printing / writing their tables."""
 
 from __future__ import annotations
-
-import argparse
 
 import pandas as pd
 
@@ -15,16 +13,6 @@ def read_eval(path: str) -> pd.DataFrame:
     except (OSError, ValueError) as err:  # missing file, or not parquet
         raise SystemExit(f"{path}: cannot read it as parquet ({type(err).__name__}); pass an evaluation "
                          "parquet, e.g. results/eval/stage1/test.parquet (`snakemake results/eval/stage1/test.parquet`)")
-
-
-def add_sampling_args(p: argparse.ArgumentParser) -> None:
-    """``--n --temperature --max-new-tokens --seed --device --out`` for a CLI that samples Level-1 steps."""
-    p.add_argument("--n", type=int, default=16, help="samples per step prompt")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-new-tokens", type=int, default=96)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--out", help="write the table as CSV here as well")
 
 
 def print_table(table: pd.DataFrame, out: str | None) -> None:

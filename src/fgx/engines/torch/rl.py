@@ -41,6 +41,24 @@ SAMPLER_BATCH = 256          # sequences decoded together
 RESUME_NEUTRAL = ("threads", "device", "steps", "save_every")
 
 
+def effective_settings(s: RL) -> dict:
+    """What this engine's RL optimises, in engine-neutral names (tests/test_rl_contract.py holds it
+    beside the verl engine's :func:`fgx.engines.verl.commands.effective_settings`)."""
+    return {
+        "steps": s.steps, "prompts_per_step": s.batch_size, "prompts_per_update": s.batch_size,
+        "updates_per_batch": 1, "group_size": s.group_size, "lr": float(s.lr), "lr_schedule": "constant",
+        "warmup": 0.0, "weight_decay": WEIGHT_DECAY, "betas": BETAS, "grad_clip": GRAD_CLIP,
+        "norm_adv_by_std": s.algorithm == "grpo",
+        "clip_low": objective.CLIP_RATIO, "clip_high": objective.CLIP_RATIO, "clip_ratio_c": objective.CLIP_RATIO_C,
+        "loss_agg_mode": s.loss_agg_mode, "entropy_coef": float(s.entropy_coef), "kl_coef": float(s.kl_coef),
+        "kl_kind": objective.KL_KIND, "kl_reference": "starting model", "reward": s.reward,
+        "overlong_buffer": s.overlong_buffer, "overlong_penalty_factor": 1.0,
+        "dynamic_sampling": bool(s.dynamic_sampling), "filter_metric": "reward",
+        "temperature": float(s.temperature), "top_p": 1.0, "max_new_tokens": s.max_new_tokens,
+        "eval_every": s.eval_every, "save_every": s.save_every,
+    }
+
+
 class PromptStream:
     """Endless seeded stream of prompt indices, reshuffled every epoch; its position is resumable."""
 

@@ -92,9 +92,13 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
     model.train()
     bar = Bar(True, total, step, desc)
     t0, ntok, run_steps = time.time(), 0, 0
+    epoch_batches: dict[int, list[list[int]]] = {}  # one epoch's batch order, drawn once
     while step < total:
         epoch, k = divmod(step, steps_per_epoch)
-        batch = length_grouped_batches(lengths, sched_.batch_size, np.random.default_rng([seed, epoch]))[k]
+        if epoch not in epoch_batches:
+            epoch_batches = {epoch: length_grouped_batches(lengths, sched_.batch_size,
+                                                           np.random.default_rng([seed, epoch]))}
+        batch = epoch_batches[epoch][k]
         tokens = sum(lengths[i] - examples[i][1] for i in batch)
         opt.zero_grad(set_to_none=True)
         ids = pad_right([examples[i][0] for i in batch], pad, device)

@@ -43,7 +43,10 @@ SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
 ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
-WEIGHT_DECAY = 0.01  # the actor's AdamW weight decay, as the torch engine's RL (fgx.engines.torch.rl)
+# the actor's optimizer, as the torch engine's RL (fgx.engines.torch.rl): AdamW, constant lr, clipped gradients
+WEIGHT_DECAY = 0.01
+BETAS = (0.9, 0.999)
+GRAD_CLIP = 1.0
 
 VERL_DEFAULTS: dict[str, Any] = {
     "n_gpus_per_node": 8,            # used only when the job cannot count its GPUs
@@ -195,6 +198,10 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         # actor: one on-policy update per step (mini-batch = batch), so the clip never binds
         _ov("actor_rollout_ref.actor.optim.lr", float(s.lr)),
         _ov("actor_rollout_ref.actor.optim.weight_decay", WEIGHT_DECAY),
+        _ov("actor_rollout_ref.actor.optim.betas", list(BETAS)),
+        _ov("actor_rollout_ref.actor.optim.lr_scheduler_type", "constant"),
+        _ov("actor_rollout_ref.actor.optim.lr_warmup_steps_ratio", 0.0),
+        _ov("actor_rollout_ref.actor.grad_clip", GRAD_CLIP),
         _ov("actor_rollout_ref.actor.ppo_mini_batch_size", bsz),
         _ov("actor_rollout_ref.actor.ppo_epochs", 1),
         _ov("actor_rollout_ref.actor.clip_ratio_low", objective.CLIP_RATIO),
@@ -271,6 +278,41 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
     if ray_num_cpus:
         o.append(_ov("ray_kwargs.ray_init.num_cpus", int(ray_num_cpus)))
     return o + [str(x) for x in v["ppo_overrides"]]
+
+
+def effective_settings(overrides: Sequence[str]) -> dict:
+    """What a ``main_ppo`` run built by :func:`ppo_overrides` optimises, read back from its overrides
+    in engine-neutral names (the torch engine's: :func:`fgx.engines.torch.rl.effective_settings`)."""
+    import ast
+
+    ov = {}
+    for item in overrides:
+        key, _, value = item.lstrip("+").partition("=")
+        try:
+            ov[key] = ast.literal_eval(value.replace("true", "True").replace("false", "False"))
+        except (ValueError, SyntaxError):
+            ov[key] = value.strip("'")
+    actor, rollout, buffer = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout.", "reward.reward_kwargs."
+    return {
+        "steps": ov["trainer.total_training_steps"], "prompts_per_step": ov["data.train_batch_size"],
+        "prompts_per_update": ov[actor + "ppo_mini_batch_size"], "updates_per_batch": ov[actor + "ppo_epochs"],
+        "group_size": ov[rollout + "n"], "lr": float(ov[actor + "optim.lr"]),
+        "lr_schedule": ov[actor + "optim.lr_scheduler_type"], "warmup": ov[actor + "optim.lr_warmup_steps_ratio"],
+        "weight_decay": ov[actor + "optim.weight_decay"], "betas": tuple(ov[actor + "optim.betas"]),
+        "grad_clip": ov[actor + "grad_clip"],
+        "norm_adv_by_std": ov["algorithm.norm_adv_by_std_in_grpo"], "clip_low": ov[actor + "clip_ratio_low"],
+        "clip_high": ov[actor + "clip_ratio_high"], "clip_ratio_c": ov[actor + "clip_ratio_c"],
+        "loss_agg_mode": ov[actor + "loss_agg_mode"], "entropy_coef": float(ov[actor + "entropy_coeff"]),
+        "kl_coef": float(ov[actor + "kl_loss_coef"]) if ov[actor + "use_kl_loss"] else 0.0,
+        "kl_kind": ov[actor + "kl_loss_type"], "kl_reference": "starting model",
+        "reward": ov["reward.custom_reward_function.reward_kwargs.reward"],
+        "overlong_buffer": ov[buffer + "overlong_buffer_cfg.len"] if ov[buffer + "overlong_buffer_cfg.enable"] else 0,
+        "overlong_penalty_factor": float(ov[buffer + "overlong_buffer_cfg.penalty_factor"]),
+        "dynamic_sampling": ov["algorithm.filter_groups.enable"], "filter_metric": ov["algorithm.filter_groups.metric"],
+        "temperature": float(ov[rollout + "temperature"]), "top_p": float(ov[rollout + "top_p"]),
+        "max_new_tokens": ov["data.max_response_length"], "eval_every": ov["trainer.test_freq"],
+        "save_every": ov["trainer.save_freq"],
+    }
 
 
 def ppo_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[str]:

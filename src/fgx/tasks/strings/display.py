@@ -5,7 +5,7 @@ behaviour is the task's specification (docs: /work/shared/reference/string-funct
 Their text is taken with ``inspect.getsource``, so keep every function self-contained and
 written in the style its upstream name suggests (loops, recursion, back-chaining search).
 fgx never runs these to compute answers: ``functions.py`` holds equivalent fast versions and
-``tests/test_strings.py`` checks the two agree.
+``tests/test_string_functions.py`` checks the two agree.
 """
 
 

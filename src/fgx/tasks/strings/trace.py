@@ -7,8 +7,8 @@ format the tiny model is pretrained on and writes, is one *step line* per reduct
 then the answer line::
 
     "dcba".f3()="abcd"
-    "abcd".f17()="ABCD"
-    {"output": "ABCD"}
+    "abcd".f17()="dcba"
+    {"output": "dcba"}
 
 The next step's call is the one after the last step's in the prompt, and its argument the last
 value, so nothing but the steps needs writing. This module writes that format and reads it back;
