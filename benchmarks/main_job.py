@@ -7,7 +7,8 @@ longest job) and the DAG's wall time; the last line is ``main_job_wall_s: N``.
 
     python benchmarks/main_job.py                                   # figures/passk_level_curve.pdf
     python benchmarks/main_job.py --target all                      # every figure (rule all)
-    python benchmarks/main_job.py --config seed=1 --keep /tmp/run1  # any --config, keep the run
+    python benchmarks/main_job.py --config seed=1 --keep /tmp/run1  # a top-level --config, keep the run
+    python benchmarks/main_job.py --configfile experiments/first-steps-all-marked.yaml
 """
 
 from __future__ import annotations
@@ -75,13 +76,12 @@ def main(argv=None) -> int:
         print(f"error: {work} is not empty; the job is timed from an empty results directory", file=sys.stderr)
         return 2
     shutil.copytree(ROOT, work, ignore=COPY_IGNORE, dirs_exist_ok=True)
-    cmd = [sys.executable, "-m", "snakemake", "--cores", args.cores]
+    # targets first: --configfile and --config take several values
+    cmd = [sys.executable, "-m", "snakemake", *([args.target] if args.target != "all" else []), "--cores", args.cores]
     if args.configfile:
-        cmd += ["--configfile", args.configfile]
+        cmd += ["--configfile", str(Path(args.configfile).resolve())]
     if args.config:
         cmd += ["--config", *args.config]
-    if args.target != "all":
-        cmd.append(args.target)
     print(f"machine: {machine()}")
     print(f"command: {' '.join(cmd)}  (in {work})", flush=True)
     t0 = time.perf_counter()

@@ -164,23 +164,27 @@ def _balanced_before_last_close(s: str) -> str | None:
     return _balanced_before_last_close_np(s) if _many_braces(s) else _balanced_before_last_close_py(s)
 
 
-def _candidates(s: str):
-    fence = _last_fence(s) if "```json" in s else None
-    if fence is not None:
-        yield fence
+def _braced(s: str):
+    """The last top-level {...}, its inner object (``\\boxed{{"output": ...}}``) and the balanced
+    {...} ending at the last '}'."""
     top = _last_top_level(s)
     if top is not None:
         yield top
         inner = top[1:-1].strip()
-        if inner.startswith("{") and inner.endswith("}"):  # \boxed{{"output": ...}}
+        if inner.startswith("{") and inner.endswith("}"):
             yield inner
     tail = _balanced_before_last_close(s)
     if tail is not None and tail != top:
         yield tail
-    if "\\{" in s or "\\}" in s:  # LaTeX-escaped braces
-        top = _last_top_level(s.replace("\\{", "{").replace("\\}", "}"))
-        if top is not None:
-            yield top
+
+
+def _candidates(s: str):
+    fence = _last_fence(s) if "```json" in s else None
+    if fence is not None:
+        yield fence
+    yield from _braced(s)
+    if "\\{" in s or "\\}" in s:  # LaTeX-escaped braces: \boxed{\{"output": ...\}}
+        yield from _braced(s.replace("\\{", "{").replace("\\}", "}"))
 
 
 def extract_output(solution_str: Any) -> tuple[bool, Any]:
