@@ -24,6 +24,7 @@ from fgx.config import validate_config
 
 validate_config(config, source="the merged --configfile/config.yaml",
                 schema_path=Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+wf.check_external_files(config)
 
 # Conda environments (used with --software-deployment-method conda): light CPU rules always run
 # in the torch env; sampling and training rules in the env of the configured engine.

@@ -27,8 +27,8 @@ rule generate_strings:
 
 rule check_leakage:
     input:
-        test=expand("results/data/strings/{split}.parquet", split=wf.eval_splits(config)),
-        train=expand("results/data/strings/{split}.parquet", split=wf.training_splits(config)),
+        test=[wf.data_path(config, s) for s in wf.eval_splits(config)],
+        train=[wf.data_path(config, s) for s in wf.training_splits(config)],
     output:
         "results/data/strings/leakage.json",
     log:

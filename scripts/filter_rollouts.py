@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run  # noqa: E402
 
 
 def main(argv=None):
@@ -14,16 +14,18 @@ def main(argv=None):
     p.add_argument("--rollouts", required=True, help="rollout parquet from scripts/sample.py")
     p.add_argument("--out", required=True, help="output parquet: prompt rows + response")
     args = p.parse_args(argv)
-    setup_logging()
-    import pandas as pd
 
-    from fgx.algos.rft import filter_rollouts
-    from fgx.io import write_parquet
+    def go():
+        from fgx.algos.rft import filter_rollouts
+        from fgx.io import read_rows, write_parquet
 
-    kept = filter_rollouts(pd.read_parquet(args.rollouts), source=args.rollouts, **args.settings)
-    write_parquet(kept, args.out, settings=args.settings)
-    print(f"kept {len(kept)} responses from {args.rollouts}")
+        rollouts = read_rows(args.rollouts, "rollouts", ("prompt", "responses", "correct"))
+        kept = filter_rollouts(rollouts, source=args.rollouts, **args.settings)
+        write_parquet(kept, args.out, settings=args.settings)
+        print(f"kept {len(kept)} responses from {args.rollouts}")
+
+    return run(go)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

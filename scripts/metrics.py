@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run  # noqa: E402
 
 
 def main(argv=None):
@@ -15,20 +15,21 @@ def main(argv=None):
     p.add_argument("--model", required=True, help="model name written into the table")
     p.add_argument("--out", required=True, help="output metrics parquet")
     args = p.parse_args(argv)
-    setup_logging()
-    import pandas as pd
 
-    from fgx.io import read_settings, write_parquet
-    from fgx.metrics import level_pass_at_k
+    def go():
+        from fgx.io import read_rows, read_settings, write_parquet
+        from fgx.metrics import level_pass_at_k
 
-    s = args.settings
-    table = level_pass_at_k(pd.read_parquet(args.samples, columns=["level", "correct"]), s["ks"],
-                            resamples=s.get("bootstrap", 1000), ci=s.get("ci", 0.95), seed=s.get("seed", 0))
-    table.insert(0, "model", args.model)
-    provenance = {"metrics": s, "samples": read_settings(args.samples)}
-    write_parquet(table, args.out, settings=provenance)
-    print(table.to_string(index=False))
+        s = args.settings
+        samples = read_rows(args.samples, "evaluation samples", ("level", "correct"))
+        table = level_pass_at_k(samples[["level", "correct"]], s["ks"], resamples=s["bootstrap"], ci=s["ci"],
+                                seed=s["seed"])
+        table.insert(0, "model", args.model)
+        write_parquet(table, args.out, settings={"metrics": s, "samples": read_settings(args.samples)})
+        print(table.to_string(index=False))
+
+    return run(go)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run  # noqa: E402
 
 
 def main(argv=None):
@@ -15,18 +15,19 @@ def main(argv=None):
                    help="parquet files: filtered rollouts (with 'response') or compact problems (extra_info.solution)")
     p.add_argument("--out", required=True, help="output parquet: prompt rows + response")
     args = p.parse_args(argv)
-    setup_logging()
-    import pandas as pd
 
-    from fgx.algos.rft import mix_sft_data
-    from fgx.io import write_parquet
+    def go():
+        from fgx.algos.rft import mix_sft_data
+        from fgx.io import read_rows, write_parquet
 
-    frames = [pd.read_parquet(path) for path in args.inputs]
-    mixed = mix_sft_data(frames, repeats=args.settings.get("repeats"), sources=args.inputs)
-    write_parquet(mixed, args.out, settings=args.settings)
-    counts = ", ".join(f"{path}: {len(df)}" for path, df in zip(args.inputs, frames))
-    print(f"wrote {len(mixed)} SFT rows ({counts}; repeats {args.settings.get('repeats')}) to {args.out}")
+        frames = [read_rows(path, "SFT data", ("prompt", "reward_model")) for path in args.inputs]
+        mixed = mix_sft_data(frames, repeats=args.settings["repeats"], sources=args.inputs)
+        write_parquet(mixed, args.out, settings=args.settings)
+        counts = ", ".join(f"{path}: {len(df)}" for path, df in zip(args.inputs, frames))
+        print(f"wrote {len(mixed)} SFT rows ({counts}; repeats {args.settings['repeats']}) to {args.out}")
+
+    return run(go)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

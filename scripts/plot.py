@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run  # noqa: E402
 
 
 def main(argv=None):
@@ -16,12 +16,15 @@ def main(argv=None):
     p.add_argument("--pdf", required=True)
     p.add_argument("--csv", required=True)
     args = p.parse_args(argv)
-    setup_logging()
-    from fgx.figures import render
 
-    table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv)
-    print(f"{args.figure}: {len(table)} rows -> {args.pdf}, {args.csv}")
+    def go():
+        from fgx.figures import render
+
+        table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv)
+        print(f"{args.figure}: {len(table)} rows -> {args.pdf}, {args.csv}")
+
+    return run(go)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

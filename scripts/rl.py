@@ -18,7 +18,8 @@ def main(argv=None):
     p.add_argument("--metrics", required=True, help="output metrics parquet (step, metric, level, value)")
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    return run_job(lambda engine: engine.rl(args.model, args.train, args.val, args.out, args.metrics, args.work_dir, args.settings), args.settings)
+    return run_job(lambda engine: engine.rl(args.model, args.train, args.val, args.out, args.metrics,
+                                            args.work_dir, args.settings), args.settings)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="output parquet: rows + responses, scores, correct")
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    return run_job(lambda engine: engine.sample(args.model, args.data, args.out, args.work_dir, args.settings), args.settings)
+    return run_job(lambda engine: engine.sample(args.model, args.data, args.out, args.work_dir, args.settings),
+                   args.settings)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, setup_logging  # noqa: E402
+from fgx.cli import parser, run  # noqa: E402
 
 
 def main(argv=None):
@@ -18,26 +18,27 @@ def main(argv=None):
     p.add_argument("--per-cell", type=int, default=None, help="responses shown per model/level/category")
     p.add_argument("--seed", type=int, default=None, help="seed of the choice of responses")
     args = p.parse_args(argv)
-    setup_logging()
-    import pandas as pd
 
-    from fgx.analysis.failure_modes import classify_eval
-    from fgx.analysis.sample_browser import render_html
-    from fgx.io import atomic_path
+    def go():
+        from fgx.analysis.failure_modes import classify_eval
+        from fgx.analysis.sample_browser import render_html
+        from fgx.io import atomic_path, read_rows
 
-    s = args.settings
-    per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
-    seed = args.seed if args.seed is not None else int(s.get("seed", 0))
-    level = args.level if args.level is not None else s.get("level")
-    tables = {}
-    for path in args.inputs:
-        model = Path(path).parent.name
-        tables[model] = classify_eval(pd.read_parquet(path), level=level)
-    page = render_html(tables, per_cell=per_cell, seed=seed)
-    with atomic_path(args.out, suffix=".html") as tmp:
-        tmp.write_text(page, encoding="utf-8")
-    print(f"sample browser: {sum(len(t) for t in tables.values())} responses of {len(tables)} models -> {args.out}")
+        s = args.settings
+        per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
+        seed = args.seed if args.seed is not None else int(s.get("seed", 0))
+        tables = {}
+        for path in args.inputs:
+            rows = read_rows(path, "evaluation samples", ("responses", "reward_model"))
+            tables[Path(path).parent.name] = classify_eval(rows, level=args.level)
+        page = render_html(tables, per_cell=per_cell, seed=seed)
+        with atomic_path(args.out, suffix=".html") as tmp:
+            tmp.write_text(page, encoding="utf-8")
+        print(f"sample browser: {sum(len(t) for t in tables.values())} responses of {len(tables)} models -> "
+              f"{args.out}")
+
+    return run(go)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

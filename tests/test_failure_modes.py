@@ -210,7 +210,7 @@ def _eval_rows(style):
     responses = []
     for _, row in df.iterrows():
         answer = json.loads(row["reward_model"]["ground_truth"])["ref_output"]
-        sol = row["extra_info"]["solution"] or json.dumps({"output": answer})
+        sol = row["extra_info"].get("solution") or json.dumps({"output": answer})
         third = sol.split("\n")[0] if style == "compact" else "I give up."
         responses.append([sol, '{"output": "zzz"}', third])
     df["responses"] = responses

@@ -120,7 +120,7 @@ def test_rows_paper_and_compact():
             in content
         assert content.endswith('in the following json format: {"output": <your output>}, where <your output> '
                                 'should be the final string.')
-        assert gt["ref_code"] in content and a.extra_info["solution"] is None
+        assert gt["ref_code"] in content and list(a.extra_info) == ["index", "split", "depth"]  # upstream's
         e = S.parse_code(gt["ref_code"])
         assert b.prompt[0]["content"] == S.render_chain(e, gt["ref_input"]["x"]) + "\n"
         sol = b.extra_info["solution"]
@@ -138,7 +138,7 @@ def test_compact_rows_write_chain_prompts_and_step_solutions_over_the_same_groun
     assert compact["prompt"][0]["content"] == '"dcba".f3().f10()\n'
     assert compact["reward_model"] == paper["reward_model"] and compact["data_source"] == paper["data_source"]
     assert compact["extra_info"]["solution"] == '"dcba".f3()="abcd"\n"abcd".f10()="aBcD"\n{"output": "aBcD"}\n'
-    assert paper["extra_info"]["solution"] is None
+    assert "solution" not in paper["extra_info"]
     a = S.generate(stage=2, split="test", min_level=1, max_level=3, num=9, seed=3, style="compact")
     b = S.generate(stage=2, split="test", min_level=1, max_level=3, num=9, seed=3)
     assert list(a["reward_model"]) == list(b["reward_model"])  # the same problems, prompted otherwise

@@ -53,6 +53,22 @@ def test_stage1_level1_overlap_is_expected_unless_strict(files):
     assert len(check_leakage([files["test"]], [files["stage1"]], strict=True)) == 10
 
 
+def test_stage1_rows_without_a_stage_field_are_read_as_stage1_by_their_file(files, tmp_path):
+    """Upstream's rows carry only index, split and depth: a Stage-1 file is one whose programs print
+    definitions, and its Level-1 rows without a custom call (``(x + 'ab')``) are Stage 1 as well."""
+    rows = [dict(r, extra_info={k: r["extra_info"][k] for k in ("index", "split", "depth")})
+            for r in pd.read_parquet(files["stage1"]).to_dict("records")]
+    plain = S.Problem(S.parse_code("(x + 'ab')"), "abc", "abcab", 1)
+    rows.append(S.make_row(plain, stage=1, split="train", style="paper", index=len(rows)))
+    rows[-1]["extra_info"] = {"index": len(rows) - 1, "split": "train", "depth": 1}
+    write_parquet(pd.DataFrame(rows), tmp_path / "upstream_stage1.parquet")
+    test = pd.read_parquet(files["test"])
+    extra = S.make_row(plain, stage=2, split="test", style="paper", index=99)
+    write_parquet(pd.concat([test, pd.DataFrame([extra])], ignore_index=True), tmp_path / "test.parquet")
+    report = find_leaks([tmp_path / "test.parquet"], [tmp_path / "upstream_stage1.parquet"])
+    assert report["ok"] and report["n_expected_overlap_rows"] == 11
+
+
 def test_countdown_keys(tmp_path):
     a = C.generate(numbers=3, num=3, seed=42)
     write_parquet(a, tmp_path / "a.parquet")

@@ -53,19 +53,31 @@ def setup_logging() -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def run_job(call, settings: dict) -> int:
-    """Run ``call(engine)`` with the engine the settings name. A bad input (a missing, unreadable or
-    incomplete file, a bad setting) ends the job with one line naming it and exit status 1."""
+def run(call) -> int:
+    """Run ``call()``; a bad input (a missing, unreadable or incomplete file, a bad setting, a value
+    out of range) ends the job with one line naming it and exit status 1, and no output written
+    (every writer is atomic)."""
     setup_logging()
-    from fgx.engines import get_engine
     from fgx.io import InputError
     from fgx.settings import SettingsError
 
     try:
-        if "engine" not in settings:
-            raise SettingsError("--settings has no 'engine'; the rules pass it from config.yaml")
-        call(get_engine(settings["engine"]))
-    except (InputError, SettingsError, FileNotFoundError) as err:
+        call()
+    except (InputError, SettingsError, FileNotFoundError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def run_job(call, settings: dict) -> int:
+    """Run ``call(engine)`` with the engine the settings name, as :func:`run` does."""
+    from fgx.settings import SettingsError
+
+    def go():
+        from fgx.engines import get_engine
+
+        if "engine" not in settings:
+            raise SettingsError("--settings has no 'engine'; the rules pass it from config.yaml")
+        call(get_engine(settings["engine"]))
+
+    return run(go)

@@ -89,12 +89,28 @@ def write_parquet(df, path: str | os.PathLike, settings: Any = None) -> None:
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(df, preserve_index=False)
+    # pandas writes its strings as large_string; plain string, as `datasets` writes them, lets fgx's
+    # files load together with upstream's in one `datasets.load_dataset("parquet", ...)` call
+    table = table.cast(pa.schema([f.with_type(_plain_strings(f.type)) for f in table.schema],
+                                 metadata=table.schema.metadata))
     if settings is not None:
         meta = dict(table.schema.metadata or {})
         meta[PROVENANCE_KEY] = json.dumps(settings, sort_keys=True, default=str).encode()
         table = table.replace_schema_metadata(meta)
     with atomic_path(path, suffix=".parquet") as tmp:
         pq.write_table(table, tmp)
+
+
+def _plain_strings(t):
+    import pyarrow as pa
+
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_strings(f.type)) for f in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(t.value_field.with_type(_plain_strings(t.value_type)))
+    return t
 
 
 def read_settings(path: str | os.PathLike) -> dict | None:
@@ -166,10 +182,11 @@ def read_rows(path: str | os.PathLike, what: str, columns: tuple[str, ...] = ())
     try:
         df = pd.read_parquet(p)
     except Exception as err:  # pyarrow raises several types for truncated or foreign files
-        raise InputError(f"{p}: cannot read the {what} as parquet ({type(err).__name__}: {str(err)[:200]}); "
-                         f"the file is truncated or not parquet: delete it and rerun the rule that writes it") from None
+        raise InputError(f"{p}: cannot read the {what} as parquet ({type(err).__name__}: {str(err)[:200]}); the "
+                         "file is truncated or not parquet: delete it and rerun the rule that writes it") from None
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise InputError(f"{p}: the {what} lack column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}); "
-                         "regenerate it with this version of fgx (delete it and rerun the rule that writes it)")
+        found = ", ".join(map(str, df.columns))
+        raise InputError(f"{p}: the {what} lack column(s) {', '.join(missing)} (found: {found}); regenerate it "
+                         "with this version of fgx (delete it and rerun the rule that writes it)")
     return df

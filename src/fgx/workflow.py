@@ -218,11 +218,30 @@ def countdown_generate_args(config: Mapping, split: str) -> str:
             f"--style {s['style']} --partition {s['partition']}")
 
 
+# splits a user may point at an existing parquet file (e.g. upstream's released data) with data.external
+EXTERNAL_SPLITS = ("stage1", "level1", "level2", "level1to2", "test", "val")
+
+
 def data_path(config: Mapping, split: str) -> str:
-    """The problem file of a split (string task or Countdown), as rollout/evaluate read it."""
+    """The problem file of a split (string task or Countdown), as rollout/evaluate read it: the file
+    ``data.external`` names for it, or the one the DAG generates."""
     if is_countdown_split(split):
         return f"results/data/countdown/{split}.parquet"
-    return f"results/data/strings/{split}.parquet"
+    return config["data"]["external"].get(split) or f"results/data/strings/{split}.parquet"
+
+
+def check_external_files(config: Mapping) -> None:
+    """Check every file ``data.external`` names against the task contract before any job runs."""
+    from fgx.tasks.contract import check_problem_file
+
+    for split, path in config["data"]["external"].items():
+        if path:
+            check_problem_file(path, f"data.external.{split} problem set")
+
+
+def generated_splits(config: Mapping) -> list[str]:
+    """The string-task splits the DAG generates itself (every split but the external ones)."""
+    return [s for s in string_splits(config) if not config["data"]["external"].get(s)]
 
 
 def training_splits(config: Mapping) -> list[str]:

@@ -99,13 +99,15 @@ def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, 
         content, solution = prompt_text(nums, target), None
     else:
         content, solution = compact_prompt(nums, target), solution_text(nums, target)
+    # paper style: upstream's extra_info, so fgx's rows load together with upstream's
+    extra = ({"index": index, "split": split, "depth": numbers} if style == "paper" else
+             {"depth": numbers, "index": index, "split": split, "solution": solution, "stage": 0, "style": style})
     return {
         "data_source": data_source(numbers),
         "prompt": [{"role": "user", "content": content}],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": json.dumps({"answer": target, "numbers": nums})},
-        "extra_info": {"depth": numbers, "index": index, "split": split, "solution": solution, "stage": 0,
-                       "style": style},
+        "extra_info": extra,
     }
 
 

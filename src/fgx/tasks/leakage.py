@@ -51,7 +51,7 @@ def _read(path: str | Path):
     return df
 
 
-def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_info) -> RowKey:
+def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_info, file_stage: int) -> RowKey:
     from fgx.tasks import strings
 
     if not isinstance(reward_model, dict) or "ground_truth" not in reward_model:
@@ -83,16 +83,30 @@ def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_inf
         body = code.rsplit("return", 1)[-1]
         key = "".join(body.split())
     stage = info.get("stage")
-    if stage is None:
-        stage = 1 if "\ndef func_" in "\n" + code else 2
-    return RowKey(f"strings:{key}", i, int(stage), level)
+    return RowKey(f"strings:{key}", i, int(file_stage if stage is None else stage), level)
+
+
+def _file_stage(df) -> int:
+    """Stage of a file's rows that do not say (upstream's rows carry only index, split and depth):
+    Stage 1 when any row's program prints function definitions (only Stage-1 prompts do; a Level-1
+    row without a custom call prints none, so the file decides, not the row), else Stage 2."""
+    for rm in df["reward_model"]:
+        gt = rm.get("ground_truth") if isinstance(rm, dict) else None
+        try:
+            code = json.loads(gt).get("ref_code", "") if isinstance(gt, (str, bytes)) else ""
+        except (ValueError, AttributeError):
+            continue
+        if "\ndef func_" in "\n" + str(code):
+            return 1
+    return 2
 
 
 def row_keys(path: str | Path) -> list[RowKey]:
     path = Path(path)
     df = _read(path)
     extra = df["extra_info"] if "extra_info" in df.columns else [None] * len(df)
-    return [_normalise_row(path, i, ds, rm, ei)
+    stage = _file_stage(df)
+    return [_normalise_row(path, i, ds, rm, ei, stage)
             for i, (ds, rm, ei) in enumerate(zip(df["data_source"], df["reward_model"], extra))]
 
 

@@ -397,16 +397,20 @@ def make_row(p: Problem, *, stage: int, split: str, style: str, index: int, firs
             redex, output = reductions(p.expr, p.x)[0]
             content = (FIRST_STEP_MARK if marked else "") + content
             solution = solution_text(redex, p.x)
-    extra = {}
-    if first_step:
-        extra["task"] = "first_step" if marked else "first_step_unmarked"
+    if style == "paper":
+        # upstream's extra_info, field for field, so fgx's rows and upstream's load together
+        extra = {"index": index, "split": split, "depth": p.level}
+    else:
+        extra = {"depth": p.level, "index": index, "split": split, "solution": solution, "stage": stage,
+                 "style": style}
+        if first_step:
+            extra["task"] = "first_step" if marked else "first_step_unmarked"
     return {
         "data_source": data_source(p.level),
         "prompt": [{"role": "user", "content": content}],
         "ability": "reasoning",
         "reward_model": {"style": "rule", "ground_truth": ground_truth(p.x, output, code)},
-        "extra_info": {"depth": p.level, "index": index, "split": split, "solution": solution,
-                       "stage": stage, "style": style, **extra},
+        "extra_info": extra,
     }
 
 
