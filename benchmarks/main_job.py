@@ -26,8 +26,15 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "results", "logs", ".snakemake", "figures", "__pycache__",
-                                     ".pytest_cache", "*.egg-info")
+ANYWHERE = shutil.ignore_patterns(".venv", ".git", ".snakemake", "__pycache__", ".pytest_cache", "*.egg-info")
+
+
+def copy_ignore(directory, names):
+    """Environments and caches everywhere; the run's outputs at the top level only."""
+    skip = set(ANYWHERE(directory, names))
+    if Path(directory) == ROOT:
+        skip |= {"results", "logs", "figures", "report.html"} & set(names)
+    return skip
 
 
 def machine() -> str:
@@ -75,7 +82,7 @@ def main(argv=None) -> int:
     if work.exists() and any(work.iterdir()):
         print(f"error: {work} is not empty; the job is timed from an empty results directory", file=sys.stderr)
         return 2
-    shutil.copytree(ROOT, work, ignore=COPY_IGNORE, dirs_exist_ok=True)
+    shutil.copytree(ROOT, work, ignore=copy_ignore, dirs_exist_ok=True)
     # targets first: --configfile and --config take several values
     cmd = [sys.executable, "-m", "snakemake", *([args.target] if args.target != "all" else []), "--cores", args.cores]
     if args.configfile:

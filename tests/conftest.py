@@ -16,3 +16,13 @@ def base_dir(tok, tmp_path):
     save_checkpoint(build_model(SMALLEST, tok, seed=0), tok, tmp_path / "base")
     toy_rows().to_parquet(tmp_path / "train.parquet")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """A copy of the repository with the smoke DAG run to completion in it."""
+    from smoke import fresh_copy, snakemake
+
+    work = fresh_copy(tmp_path_factory.mktemp("smoke") / "fgx")
+    snakemake(work, "--cores", "2", "--configfile", ".test/config.yaml")
+    return work

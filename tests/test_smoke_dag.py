@@ -1,48 +1,13 @@
 """Tier 3: the whole DAG on the smoke config (.test/config.yaml), then dry runs proving that a
 changed knob reruns only the stages that read it."""
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
 import yaml
 from dagtools import planned_jobs
-
-ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-ANYWHERE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "__pycache__", "*.egg-info", ".pytest_cache")
-
-
-def COPY_IGNORE(directory, names):
-    """Skip environments and caches everywhere, and the run outputs at the top level only."""
-    skip = set(ANYWHERE(directory, names))
-    if Path(directory) == ROOT:
-        skip |= {"results", "logs", "figures", "report.html"} & set(names)
-    return skip
+from smoke import snakemake
 
 pytestmark = pytest.mark.slow
-
-
-def snakemake(workdir, *args, check=True):
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    proc = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, env=env)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
-    return proc
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    """A copy of the repository with the smoke DAG run to completion in it."""
-    work = tmp_path_factory.mktemp("smoke") / "fgx"
-    shutil.copytree(ROOT, work, ignore=COPY_IGNORE)
-    (work / "figures").mkdir()
-    snakemake(work, "--cores", "2", "--configfile", ".test/config.yaml")
-    return work
 
 
 def modified_config(work, tmp_path, edit):

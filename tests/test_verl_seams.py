@@ -1,0 +1,190 @@
+"""verl's own code, run on the CPU at every seam of the paper path that needs no GPU (marked ``verl``;
+skipped where verl is not installed; `.ci/run` installs it):
+
+* verl's RL dataset reads fgx's train parquet with a chat-template tokenizer;
+* verl loads fgx's reward function by path, as ``reward.custom_reward_function`` configures it, and
+  its DAPO reward manager scores fgx rows with it, overlong penalty included, as the torch engine does;
+* verl's model merger turns an FSDP checkpoint (two ranks' DTensor shards) into a Hugging Face
+  directory that ``AutoModelForCausalLM`` loads with the same weights;
+* every verl entry point fgx runs imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+verl = pytest.importorskip("verl")
+pytestmark = pytest.mark.verl
+
+from omegaconf import OmegaConf  # noqa: E402  (verl's dependency)
+
+from fgx import workflow as wf  # noqa: E402
+from fgx.algos.objective import overlong_penalty  # noqa: E402
+from fgx.engines.torch.model import build_model, save_checkpoint  # noqa: E402
+from fgx.engines.torch.tokenizer import build_char_tokenizer  # noqa: E402
+from fgx.engines.verl import commands as C  # noqa: E402
+from fgx.engines.verl.engine import REWARD_PATH  # noqa: E402
+from fgx.io import write_parquet  # noqa: E402
+from fgx.settings import ModelShape  # noqa: E402
+from fgx.tasks import compute_score, reward  # noqa: E402
+from fgx.tasks import strings as S  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+SHAPE = ModelShape(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                   intermediate_size=64, max_position_embeddings=256)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    tok = build_char_tokenizer(model_max_length=4096)
+    tok.chat_template = CHAT
+    return tok
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    d = tmp_path_factory.mktemp("verl_rows")
+    df = S.generate(stage=2, split="train", min_level=1, max_level=2, num=12, seed=3, style="paper")
+    write_parquet(df, d / "train.parquet")
+    return df, d / "train.parquet"
+
+
+def test_verls_rl_dataset_reads_fgx_rows(rows, tokenizer, tmp_path):
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    df, path = rows
+    config = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 4096, "filter_overlong_prompts": True,
+                               "truncation": "error", "cache_dir": str(tmp_path / "cache"),
+                               "filter_overlong_prompts_workers": 1})
+    ds = RLHFDataset(data_files=[str(path)], tokenizer=tokenizer, config=config)
+    assert len(ds) == len(df)
+    item = ds[3]
+    assert item["data_source"] == df.data_source[3]
+    assert item["raw_prompt"][0]["content"] == df.prompt[3][0]["content"]
+    assert json.loads(item["reward_model"]["ground_truth"]) == json.loads(df.reward_model[3]["ground_truth"])
+    assert item["extra_info"]["depth"] == df.extra_info[3]["depth"]
+
+
+def _dapo_manager(tokenizer, kind: str, buffer: int, max_new: int):
+    from verl.experimental.reward_loop.reward_manager.dapo import DAPORewardManager
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    # the reward section exactly as fgx's overrides set it (fgx.engines.verl.commands.ppo_overrides)
+    settings = json.loads(wf.rl_settings(_paper_config(reward_kind=kind, buffer=buffer, max_new=max_new), "level2"))
+    ov = C.ppo_overrides(settings, model_dir="/m", train_files=["/t"], val_files=["/v"], checkpoint_dir="/c",
+                         experiment_name="x", reward_path=str(REWARD_PATH), n_gpus_per_node=1)
+    cfg: dict = {}
+    for item in ov:
+        key, _, value = item.lstrip("+").partition("=")
+        if key.startswith("reward."):
+            node = cfg
+            *parents, leaf = key.split(".")
+            for p in parents:
+                node = node.setdefault(p, {})
+            node[leaf] = OmegaConf.create(f"v: {value}")["v"]
+    config = OmegaConf.create(cfg)
+    assert config.reward.reward_manager.name == "dapo"
+    return DAPORewardManager(config, tokenizer, get_custom_reward_fn(config)), config
+
+
+def _paper_config(reward_kind: str, buffer: int, max_new: int) -> dict:
+    import yaml
+    from snakemake.utils import update_config
+
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    update_config(cfg, yaml.safe_load((ROOT / "config.paper.yaml").read_text()))
+    cfg["rl"].update(reward=reward_kind, overlong_buffer=buffer, max_new_tokens=max_new)
+    return cfg
+
+
+@pytest.mark.parametrize("kind,buffer", [("score", 0), ("acc", 0), ("score", 8)])
+def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows, tokenizer, kind, buffer):
+    from verl import DataProto
+
+    df, _ = rows
+    max_new = 40
+    manager, _ = _dapo_manager(tokenizer, kind, buffer, max_new)
+    outputs = []
+    for i, r in enumerate(df.to_dict("records")):
+        out = json.loads(r["reward_model"]["ground_truth"])["ref_output"]
+        outputs.append([f'{{"output": "{out}"}}', '{"output": "wrong"}', "no answer " * (4 if i % 2 else 1)][i % 3])
+    for r, text in zip(df.to_dict("records"), outputs):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"][:max_new]
+        resp = torch.tensor([ids + [tokenizer.pad_token_id] * (max_new - len(ids))])
+        mask = torch.tensor([[1] * len(ids) + [0] * (max_new - len(ids))])
+        data = DataProto.from_dict(tensors={"responses": resp, "attention_mask": mask},
+                                   non_tensors={"data_source": [r["data_source"]], "reward_model": [r["reward_model"]],
+                                                "extra_info": [dict(r["extra_info"])]})
+        got = asyncio.get_event_loop().run_until_complete(manager.run_single(data))
+        text_back = tokenizer.decode(ids, skip_special_tokens=True)
+        expected = reward(compute_score(r["data_source"], text_back, r["reward_model"]["ground_truth"]), kind)
+        expected += float(overlong_penalty(torch.tensor([len(ids)]), max_new, buffer)[0])
+        assert got["reward_score"] == pytest.approx(expected), (text, got)
+        assert got["reward_extra_info"]["acc"] in (0.0, 1.0)
+
+
+def test_the_dynamic_sampling_metric_is_verls_canonical_reward():
+    from verl.trainer.config.algorithm import FilterGroupsConfig  # noqa: F401  (the key exists in verl's config)
+
+    overrides = C.ppo_overrides(json.loads(wf.rl_settings(_paper_config("score", 0, 64), "level2")), model_dir="/m",
+                                train_files=["/t"], val_files=["/v"], checkpoint_dir="/c", experiment_name="x",
+                                reward_path=str(REWARD_PATH), n_gpus_per_node=1)
+    assert "algorithm.filter_groups.metric=reward" in overrides
+    src = Path(verl.__file__).parent / "trainer" / "ppo" / "v1" / "replay_buffer.py"
+    assert 'FILTER_GROUPS_REWARD_METRIC = "reward"' in src.read_text()  # "reward" reads rm_scores, our score
+
+
+def _save_fsdp_shard(rank: int, world: int, root: str, state: dict, port: str):
+    """One rank of an FSDP checkpoint as verl's checkpoint manager writes it: its DTensor shards."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("fsdp",))
+    shards = {k: distribute_tensor(v, mesh, [Shard(0)]) for k, v in state.items()}
+    torch.save(shards, Path(root) / f"model_world_size_{world}_rank_{rank}.pt")
+    dist.destroy_process_group()
+
+
+def test_verls_model_merger_turns_an_fsdp_checkpoint_into_a_loadable_hf_directory(tmp_path):
+    import socket
+
+    import torch.multiprocessing as mp
+    from transformers import AutoModelForCausalLM
+
+    tok = build_char_tokenizer(model_max_length=256)
+    model = build_model(SHAPE, tok, seed=7)
+    ckpt = tmp_path / "global_step_3" / "actor"
+    save_checkpoint(model, tok, ckpt / "huggingface")  # config, tokenizer, generation config (the merger reads them)
+    (ckpt / "huggingface" / "model.safetensors").unlink()
+    (ckpt / "fsdp_config.json").write_text(json.dumps({"FSDP_version": 2, "world_size": 2}))
+    state = {k: v.detach().clone() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    mp.spawn(_save_fsdp_shard, args=(2, str(ckpt), state, port), nprocs=2, join=True)
+    out = tmp_path / "merged"
+    argv = C.merge_command(checkpoint_dir=str(ckpt), target_dir=str(out), python=sys.executable)
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    merged = AutoModelForCausalLM.from_pretrained(out)
+    for k, v in model.state_dict().items():  # the merger writes bfloat16 weights
+        assert torch.equal(merged.state_dict()[k], v.to(merged.state_dict()[k].dtype)), k
+
+
+@pytest.mark.parametrize("module", [C.PPO_MODULE, C.SFT_MODULE, C.MERGE_MODULE])
+def test_every_verl_entry_point_fgx_runs_imports(module):
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
