@@ -3,7 +3,8 @@ rerun with the same command, ends with the same outputs as an uninterrupted run 
 `pytest -m "not faults"` skips it; `.ci/run` runs it).
 
 Kill signals differ per point (SIGKILL, SIGTERM, SIGINT to Snakemake's whole process group), as a
-machine that dies, a SLURM time limit and a Ctrl-C would. Checkpoints are taken every second
+machine that dies, a SLURM time limit and a Ctrl-C would; after a SIGKILL Snakemake's lock stays, and
+the rerun starts with ``snakemake --unlock`` as Snakemake's own message says. Checkpoints are taken every second
 (FGX_CHECKPOINT_SECONDS=1; the default is 60) so that the tiny jobs have one to resume from. The
 comparison covers every parquet table (responses, scores, metrics; step times excepted) and every
 model's weights; sampling on the CPU is bitwise repeatable on one machine, so equality is exact.
@@ -38,6 +39,9 @@ def _run_until(work: Path, pattern: str, sig, timeout: float = 600) -> tuple[boo
     """Start the smoke DAG; kill its process group with ``sig`` once ``pattern`` matches. Returns whether
     it was killed (False: it finished first) and the seconds it ran."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "FGX_CHECKPOINT_SECONDS": "1"}
+    # a SIGKILLed Snakemake leaves its lock behind; `--unlock` is what its message tells the user to run
+    subprocess.run([*SNAKEMAKE, "--unlock", "--configfile", ".test/config.yaml"], cwd=work, env=env,
+                   capture_output=True, check=True)
     t0 = time.time()
     proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", "--configfile", ".test/config.yaml"], cwd=work, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -74,20 +78,27 @@ def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
 
 
 def test_killed_anywhere_the_rerun_ends_where_an_uninterrupted_run_does(smoke_run, tmp_path):
+    import shutil
+
     work = fresh_copy(tmp_path / "fgx")
     killed = []
-    for pattern, sig, name in KILL_POINTS:
+    for i, (pattern, sig, name) in enumerate(KILL_POINTS):
         was_killed, secs = _run_until(work, pattern, sig)
         killed.append((name, was_killed, round(secs, 1)))
+        shutil.copytree(work / "logs", tmp_path / f"logs_after_kill{i}")  # a rerun rewrites a job's log
     env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run([*SNAKEMAKE, "--unlock", "--configfile", ".test/config.yaml"], cwd=work, env=env,
+                   capture_output=True, check=True)
     final = subprocess.run([*SNAKEMAKE, "--cores", "2", "--configfile", ".test/config.yaml"], cwd=work, env=env,
                            capture_output=True, text=True)
     assert final.returncode == 0, final.stdout[-4000:] + final.stderr[-4000:]
     assert all(k for _, k, _ in killed), f"a kill point was never reached: {killed}"
     print("kill points (name, killed, seconds into that attempt):", killed)
-    resumed = [line for log in (work / "logs").rglob("*.log") for line in log.read_text(errors="replace").splitlines()
-               if "resumed from" in line]
+    resumed = sorted({line.strip() for log in tmp_path.glob("logs_after_kill*/**/*.log")
+                      for line in log.read_text(errors="replace").splitlines() if "resumed from" in line})
     print("resumed:", resumed)
+    assert any(line.startswith("pretrain: resumed from") for line in resumed), resumed
+    assert any(line.startswith("rl: resumed from") for line in resumed), resumed
     ref_tables, got_tables = _tables(smoke_run), _tables(work)
     assert ref_tables.keys() == got_tables.keys()
     for name in ref_tables:

@@ -188,3 +188,39 @@ def test_verls_model_merger_turns_an_fsdp_checkpoint_into_a_loadable_hf_director
 def test_every_verl_entry_point_fgx_runs_imports(module):
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("kind", ["acc", "score"])
+def test_verls_replay_buffer_filters_the_groups_the_torch_engine_filters(rows, kind):
+    """verl's V1 trainer drops a group (DAPO dynamic sampling) in its replay buffer by the metric fgx
+    sets (``reward``: verl's canonical reward, fgx's score); the store it reads (TransferQueue, a Ray
+    service) is replaced by a dict, the filter itself is verl's."""
+    pytest.importorskip("transfer_queue")
+    from verl.trainer.ppo.v1 import replay_buffer as RB
+
+    df, _ = rows
+    responses = ['{"output": "%s"}', '{"output": "wrong"}', "no answer"]
+    rewards = {}
+    for i, r in enumerate(df.to_dict("records")):
+        out = json.loads(r["reward_model"]["ground_truth"])["ref_output"]
+        group = [responses[(i + j) % 3 if i % 2 else (i % 3)] for j in range(4)]  # mixed or all-equal groups
+        rewards[f"uid{i}"] = [reward(compute_score(r["data_source"], g.replace("%s", out), r["reward_model"]
+                                                   ["ground_truth"]), kind) for g in group]
+    rb = RB.ReplayBuffer("sync", OmegaConf.create({}), None, "drop", OmegaConf.create({}), refill_fn=lambda n: None,
+                         filter_groups_metric="reward", train_batch_size=4, gen_batch_size=8, max_inflight_gen_batches=2)
+    for uid, rs in rewards.items():
+        for s in range(len(rs)):
+            rb.partitions["train"][f"{uid}_{s}_0"] = {"status": "finished"}
+        rb.finished_keys["train"].add(uid)
+
+    def kv_batch_get(keys, partition_id, select_fields):  # verl sums each trajectory's token-level scores
+        return {"rm_scores": [torch.tensor([0.0, rewards[k.split("_")[0]][int(k.split("_")[1])]]) for k in keys]}
+
+    original = RB.tq.kv_batch_get
+    RB.tq.kv_batch_get = kv_batch_get
+    try:
+        dropped, _ = rb._dapo_filtered_keys("train")
+    finally:
+        RB.tq.kv_batch_get = original
+    torch_engine_drops = {uid for uid, rs in rewards.items() if len(set(rs)) <= 1}  # fgx.engines.torch.rl.rollout
+    assert dropped == torch_engine_drops and 0 < len(dropped) < len(rewards)
