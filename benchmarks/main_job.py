@@ -99,6 +99,15 @@ def main(argv=None) -> int:
         print(f"error: snakemake exited {proc.returncode} after {wall:.0f} s", file=sys.stderr)
         return 1
     times = rule_times(work)
+    if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
+        import json
+
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        record = {"machine": machine(), "wall": f"{wall / 60:.0f} min", "wall_s": round(wall),
+                  "commit": commit, "target": args.target, "config": args.config, "configfile": args.configfile,
+                  "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}}
+        (work / "run.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"{'rule':<18} {'jobs':>4} {'job s':>8} {'longest s':>10}")
     for rule, ts in sorted(times.items(), key=lambda kv: -sum(kv[1])):
         print(f"{rule:<18} {len(ts):>4} {sum(ts):>8.0f} {max(ts):>10.0f}")

@@ -10,6 +10,7 @@ rule figure:
     output:
         pdf=report("figures/{figure}.pdf", caption="../report/figure.rst", category="Figures"),
         csv="figures/{figure}.csv",
+        png="figures/{figure}.png",
     wildcard_constraints:
         figure="|".join(wf.FIGURES),
     params:
@@ -27,7 +28,7 @@ rule figure:
         TORCH_ENV
     shell:
         "plot.py {wildcards.figure} --inputs {input} --settings {params.settings:q} "
-        "--pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
+        "--pdf {output.pdf} --csv {output.csv} --png {output.png} > {log} 2>&1"
 
 
 rule sample_browser:

@@ -15,12 +15,13 @@ def main(argv=None):
     p.add_argument("--inputs", nargs="+", required=True, help="artifacts the figure reads")
     p.add_argument("--pdf", required=True)
     p.add_argument("--csv", required=True)
+    p.add_argument("--png", default=None, help="a PNG of the same figure as well (the README shows these)")
     args = p.parse_args(argv)
 
     def go():
         from fgx.figures import render
 
-        table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv)
+        table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv, args.png)
         print(f"{args.figure}: {len(table)} rows -> {args.pdf}, {args.csv}")
 
     return run(go)

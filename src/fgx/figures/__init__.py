@@ -28,7 +28,7 @@ def read_with_provenance(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str) -> pd.DataFrame:
+def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str, png: str | None = None) -> pd.DataFrame:
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(FIGURES)}")
     module = importlib.import_module(f"fgx.figures.{name}")
@@ -36,8 +36,9 @@ def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str)
     import matplotlib
 
     matplotlib.use("Agg")
-    with atomic_path(pdf, suffix=Path(pdf).suffix) as tmp:
-        module.draw(table, tmp, settings)
+    for out in (pdf, png) if png else (pdf,):
+        with atomic_path(out, suffix=Path(out).suffix) as tmp:
+            module.draw(table, tmp, settings)
     with atomic_path(csv, suffix=".csv") as tmp:
         table.to_csv(tmp, index=False)
     return table

@@ -113,5 +113,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Transfer to Countdown (no Countdown RL; error bars: bootstrap CI over prompts)", fontsize=8)
     fig.tight_layout()
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

@@ -90,5 +90,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
             ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle("Failure modes on held-out compositions (rule-based classification)")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

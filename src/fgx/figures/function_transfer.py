@@ -81,5 +81,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     fig.suptitle("RL gains on new compositions of the train functions vs the held-out functions "
                  "(95 % paired bootstrap CI)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

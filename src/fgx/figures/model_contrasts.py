@@ -76,5 +76,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)  # below: no bar hidden
     ax.set_title("Paired differences on the held-out test prompts (95 % bootstrap CI)")
     fig.tight_layout()
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -39,5 +40,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Iterative RFT vs RL on Level-2 data (held-out functions)")
     fig.tight_layout()
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

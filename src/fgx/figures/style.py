@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 import math
 
 import matplotlib.pyplot as plt
@@ -53,5 +54,5 @@ def finish_grid(fig, panels, title, pdf):
                bbox_to_anchor=(0.5, -0.02))
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

@@ -106,5 +106,5 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
                    bbox_to_anchor=(0.5, -0.01))
     fig.suptitle("Training dynamics of the RL runs")
     fig.tight_layout(rect=(0, 0.06 if labels else 0, 1, 1))
-    fig.savefig(pdf, format="pdf")
+    fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)

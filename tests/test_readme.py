@@ -1,0 +1,31 @@
+"""The README speaks of the product: its measured numbers come from the committed result files, its
+links resolve, and it stays short."""
+
+import re
+from pathlib import Path
+
+from fgx.analysis import readme
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = (ROOT / "README.md").read_text()
+
+
+def test_generated_blocks_equal_what_the_tools_print_from_the_committed_results():
+    assert readme.render(TEXT) == TEXT, "run `python -m fgx.analysis.readme --write` after new results"
+
+
+def test_a_number_changed_by_hand_is_caught():
+    block = re.search(r"<!-- results:begin -->(.*?)<!-- results:end -->", TEXT, re.S)[1]
+    digit = re.search(r"\d", block)
+    assert digit, "the results block holds numbers"
+    i = TEXT.index(block) + digit.start()
+    edited = TEXT[:i] + str((int(TEXT[i]) + 1) % 10) + TEXT[i + 1:]
+    assert readme.render(edited) != edited
+
+
+def test_links_resolve_and_the_readme_stays_short():
+    assert len(TEXT.splitlines()) <= 220
+    for target in re.findall(r"\]\(([^)#]+)\)", TEXT):
+        if not target.startswith("http"):
+            assert (ROOT / target).exists(), target
+    assert not re.search(r"\bsessions?\b", TEXT, re.I)
