@@ -132,7 +132,7 @@ def pretrain_params(wildcards):
 
 
 def metrics_params(wildcards):
-    return wf.metrics_settings(config)
+    return wf.metrics_settings(config, wildcards.split)
 
 
 def figure_params(wildcards):
@@ -145,6 +145,14 @@ def figure_inputs(wildcards):
 
 def findings_inputs(wildcards):
     return wf.findings_inputs(config)
+
+
+def select_params(wildcards):
+    return wf.many_samples_settings(config)
+
+
+def test_data(wildcards):
+    return wf.data_path(config, "test")
 
 
 def browser_params(wildcards):

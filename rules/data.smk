@@ -66,3 +66,26 @@ rule generate_countdown:
         TORCH_ENV
     shell:
         "generate_countdown.py {params.args} --out {output} > {log} 2>&1"
+
+
+# The first prompts of each test level (evaluate.many_samples), sampled many times for pass@k at large k.
+rule select_prompts:
+    input:
+        test_data,
+    output:
+        "results/data/subsets/test_many.parquet",
+    params:
+        settings=select_params,
+    log:
+        "logs/select_prompts/test_many.log",
+    benchmark:
+        "results/benchmarks/select_prompts/test_many.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=0,
+    conda:
+        TORCH_ENV
+    shell:
+        "select_prompts.py --data {input} --settings {params.settings:q} --out {output} > {log} 2>&1"

@@ -99,8 +99,8 @@ def test_bad_files_name_file_field_and_fix(files, capsys):
         check_leakage([bad], [files["train"]])
     nocol = files["d"] / "nocol.parquet"
     write_parquet(pd.DataFrame({"x": [1]}), nocol)
-    with pytest.raises(ValueError, match="nocol.parquet: missing column 'data_source'"):
+    with pytest.raises(ValueError, match="nocol.parquet: column.s. data_source, reward_model missing"):
         check_leakage([nocol], [files["train"]])
     assert main(["--test", str(files["d"] / "missing.parquet"), "--train", str(files["train"]),
                  "--out", str(files["d"] / "r.json")]) == 2
-    assert "missing.parquet: file not found" in capsys.readouterr().err
+    assert "missing.parquet: problem set not found" in capsys.readouterr().err

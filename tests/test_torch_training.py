@@ -81,7 +81,7 @@ def test_pretrain_and_sft(tmp_path):
     assert out["responses"].tolist() == [["xy\n"], ["xy\n"]]
     from fgx.io import InputError
 
-    with pytest.raises(InputError, match="pre.parquet.*lack column.*response"):
+    with pytest.raises(InputError, match="pre.parquet: column.s. response missing"):
         eng.sft(tmp_path / "base", tmp_path / "pre.parquet", tmp_path / "sft2", tmp_path / "w2", sft_settings())
 
 

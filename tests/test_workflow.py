@@ -198,3 +198,28 @@ def test_lint_is_clean():
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
+    inputs = wf.figure_inputs(config, "passk_level_curve")
+    assert inputs[-2:] == [f"results/metrics/{m}/test_many.parquet" for m in ("stage1", "rl_level1to2")]
+    s = json.loads(wf.sampling_settings(config, "eval", "stage1", "test_many"))
+    assert s["n"] == config["evaluate"]["many_samples"]["n"] and s["max_new_tokens"] == config["evaluate"]["max_new_tokens"]
+    assert json.loads(wf.metrics_settings(config, "test_many"))["ks"][-1] == config["evaluate"]["many_samples"]["n"]
+    assert json.loads(wf.metrics_settings(config, "test"))["ks"][-1] == config["evaluate"]["n"]
+    before = {s: wf.sampling_settings(config, "eval", "stage1", s) for s in ("test", "test_train_funcs")}
+    config["evaluate"]["many_samples"]["n"] = 64
+    assert {s: wf.sampling_settings(config, "eval", "stage1", s) for s in before} == before
+    config["evaluate"]["many_samples"]["prompts_per_level"] = 0
+    assert not any("test_many" in p for p in wf.figure_inputs(config, "passk_level_curve"))
+
+
+def test_first_per_level_keeps_the_first_prompts_of_each_level():
+    import pandas as pd
+
+    from fgx.tasks import first_per_level
+
+    rows = pd.DataFrame({"extra_info": [{"depth": d} for d in (1, 2, 1, 2, 3, 1)], "i": range(6)})
+    assert first_per_level(rows, [1, 2], 2)["i"].tolist() == [0, 2, 1, 3]
+    with pytest.raises(ValueError, match="fewer than 2 prompts at some level"):
+        first_per_level(rows, [3], 2)

@@ -187,6 +187,6 @@ def read_rows(path: str | os.PathLike, what: str, columns: tuple[str, ...] = ())
     missing = [c for c in columns if c not in df.columns]
     if missing:
         found = ", ".join(map(str, df.columns))
-        raise InputError(f"{p}: the {what} lack column(s) {', '.join(missing)} (found: {found}); regenerate it "
-                         "with this version of fgx (delete it and rerun the rule that writes it)")
+        raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the {what} (found: {found}); regenerate "
+                         "it with this version of fgx (delete it and rerun the rule that writes it)")
     return df

@@ -27,6 +27,8 @@ STRING_BASE_RUN = "level1to2"                # "String-Base + RL L1+2": the Sect
 
 # Stage-2 train splits: (min level, max level) over the train functions.
 TRAIN_SPLIT_LEVELS = {"level1": (1, 1), "level2": (2, 2), "level1to2": (1, 2)}
+# The first prompts of each test level, sampled many times for pass@k at large k (evaluate.many_samples)
+TEST_MANY = "test_many"
 # A second test set over the *train* functions (new expressions only): the function_transfer figure
 # compares each RL gain there with the same gain on the held-out functions of the main test set.
 TEST_TRAIN_FUNCS = "test_train_funcs"
@@ -222,11 +224,24 @@ def countdown_generate_args(config: Mapping, split: str) -> str:
 EXTERNAL_SPLITS = ("stage1", "level1", "level2", "level1to2", "test", "val")
 
 
+def many_samples_enabled(config: Mapping) -> bool:
+    m = config["evaluate"]["many_samples"]
+    return m["prompts_per_level"] > 0 and bool(m["models"])
+
+
+def many_samples_settings(config: Mapping) -> str:
+    """Which test prompts the large-k evaluation samples (rule select_prompts)."""
+    m = config["evaluate"]["many_samples"]
+    return dumps({"levels": m["levels"], "per_level": m["prompts_per_level"]})
+
+
 def data_path(config: Mapping, split: str) -> str:
     """The problem file of a split (string task or Countdown), as rollout/evaluate read it: the file
     ``data.external`` names for it, or the one the DAG generates."""
     if is_countdown_split(split):
         return f"results/data/countdown/{split}.parquet"
+    if split == TEST_MANY:
+        return f"results/data/subsets/{TEST_MANY}.parquet"
     return config["data"]["external"].get(split) or f"results/data/strings/{split}.parquet"
 
 
@@ -359,6 +374,8 @@ def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> 
     if purpose == "eval":
         # Countdown tests: countdown.evaluate (Avg@32 at T=1.0); string tests: evaluate
         s = config["countdown"]["evaluate"] if is_countdown_split(split) else config["evaluate"]
+        if split == TEST_MANY:
+            s = {**config["evaluate"], "n": config["evaluate"]["many_samples"]["n"]}
     elif split in ("stage1", COUNTDOWN_TRAIN):  # Multi-Base's Countdown RFT data: Stage 1's sampling
         s = config["stage1"]["rollout"]
     elif split.startswith("level2_chunk"):
@@ -397,9 +414,10 @@ def passk_grid(n: int) -> list[int]:
     return sorted({*ks, n})
 
 
-def metrics_settings(config: Mapping) -> str:
+def metrics_settings(config: Mapping, split: str = "test") -> str:
     e = config["evaluate"]
-    return dumps({"ks": passk_grid(e["n"]), "bootstrap": e["bootstrap"], "ci": e["ci"],
+    n = e["many_samples"]["n"] if split == TEST_MANY else e["n"]
+    return dumps({"ks": passk_grid(n), "bootstrap": e["bootstrap"], "ci": e["ci"],
                   "seed": derive_seed(config["seed"], "metrics")})
 
 
@@ -471,7 +489,9 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
     """The artifacts each figure reads."""
     runs = config["rl"]["runs"]
     if figure == "passk_level_curve":
-        return [f"results/metrics/{m}/test.parquet" for m in passk_models(config)]
+        many = [f"results/metrics/{m}/{TEST_MANY}.parquet" for m in config["evaluate"]["many_samples"]["models"]
+                if m in passk_models(config)] if many_samples_enabled(config) else []
+        return [f"results/metrics/{m}/test.parquet" for m in passk_models(config)] + many
     if figure == "rft_vs_rl":
         return [f"results/metrics/{m}/test.parquet" for m in rft_vs_rl_models(config)]
     if figure in ("rl_level_accuracy", "training_dynamics"):

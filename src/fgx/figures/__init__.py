@@ -21,7 +21,9 @@ from fgx.names import FIGURES
 
 def read_with_provenance(path: str | Path) -> pd.DataFrame:
     """Read a parquet artifact and add its provenance columns."""
-    df = pd.read_parquet(path)
+    from fgx.io import read_rows
+
+    df = read_rows(path, "figure input")
     settings = read_settings(path)
     df["source"] = str(path)
     df["config_hash"] = settings_hash(settings) if settings is not None else ""

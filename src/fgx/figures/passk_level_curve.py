@@ -1,25 +1,38 @@
-"""Paper Fig. 5: pass@k versus k on every test level, Stage-1 base against the RL runs."""
+"""Paper Fig. 5: pass@k versus k on every test level, Stage-1 base against the RL runs.
+
+Two prompt sets: every test prompt, sampled ``evaluate.n`` times (k up to that, for every model;
+``figures.passk_ks`` picks the k shown), and the first prompts of each level sampled
+``evaluate.many_samples.n`` times (k up to that, for the pair the paper follows: the base and RL on
+Level 1+2), drawn dashed."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import finish_grid, label, level_grid, palette
 
-COLUMNS = ["model", "level", "k", "pass_at_k", "ci_low", "ci_high", "n_prompts", "n_samples",
+COLUMNS = ["model", "prompts", "level", "k", "pass_at_k", "ci_low", "ci_high", "n_prompts", "n_samples",
            "source", "config_hash"]
+ALL, SUBSET = "all", "subset, many samples"
 
 
 def table(inputs, settings) -> pd.DataFrame:
-    df = pd.concat([read_with_provenance(p) for p in inputs], ignore_index=True)
+    parts = []
+    for p in inputs:
+        df = read_with_provenance(p)
+        df["prompts"] = SUBSET if Path(p).stem == "test_many" else ALL
+        parts.append(df)
+    df = pd.concat(parts, ignore_index=True)
     levels = settings.get("passk_levels")
     ks = settings.get("passk_ks")
     if levels:
         df = df[df["level"].isin(levels)]
-    if ks:
-        df = df[df["k"].isin(ks)]
-    return df[COLUMNS].sort_values(["model", "level", "k"]).reset_index(drop=True)
+    if ks:  # the k shown for every test prompt; the subset shows every k it has
+        df = df[(df["prompts"] == SUBSET) | df["k"].isin(ks)]
+    return df[COLUMNS].sort_values(["prompts", "model", "level", "k"]).reset_index(drop=True)
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
@@ -29,12 +42,16 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     colours = palette(models)
     for level, ax in panels.items():
         sub = df[df["level"] == level]
-        for model in models:
-            m = sub[sub["model"] == model].sort_values("k")
-            if m.empty:
-                continue
-            ax.plot(m["k"], 100 * m["pass_at_k"], marker="o", ms=3, color=colours[model], label=label(model))
-            ax.fill_between(m["k"], 100 * m["ci_low"], 100 * m["ci_high"], color=colours[model], alpha=0.2, lw=0)
+        for prompts, style in ((ALL, "-"), (SUBSET, "--")):
+            for model in models:
+                m = sub[(sub["model"] == model) & (sub["prompts"] == prompts)].sort_values("k")
+                if m.empty:
+                    continue
+                name = label(model) if prompts == ALL else f"{label(model)} ({m['n_prompts'].iloc[0]} prompts)"
+                ax.plot(m["k"], 100 * m["pass_at_k"], style, marker="o", ms=2.5, color=colours[model], label=name)
+                ax.fill_between(m["k"], 100 * m["ci_low"], 100 * m["ci_high"], color=colours[model], alpha=0.15,
+                                lw=0)
         ax.set_xscale("log", base=2)
         ax.set(title=f"Level {level}", ylim=(-2, 102), xlabel="k", ylabel="pass@k (%)")
-    finish_grid(fig, panels, "pass@k on held-out functions (bands: bootstrap CI over prompts)", pdf)
+    finish_grid(fig, panels, "pass@k on held-out functions (dashed: a few prompts, many samples; bands: "
+                             "bootstrap CI over prompts)", pdf)

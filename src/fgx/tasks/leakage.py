@@ -35,20 +35,9 @@ class RowKey:
 
 
 def _read(path: str | Path):
-    import pandas as pd
+    from fgx.io import read_rows
 
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"{path}: file not found; generate it first (python -m fgx.tasks.strings generate ...)")
-    try:
-        df = pd.read_parquet(path)
-    except Exception as err:  # pyarrow raises several types
-        raise ValueError(f"{path}: not a readable parquet file ({err}); regenerate it") from None
-    for col in ("data_source", "reward_model"):
-        if col not in df.columns:
-            raise ValueError(f"{path}: missing column {col!r} (verl schema); regenerate the file with "
-                             "`python -m fgx.tasks.strings generate` / `python -m fgx.tasks.countdown generate`")
-    return df
+    return read_rows(path, "problem set", ("data_source", "reward_model"))
 
 
 def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_info, file_stage: int) -> RowKey:

@@ -81,11 +81,14 @@ def load_model(model_dir, device="cpu", dtype: torch.dtype = torch.float32):
     """Load any HF causal LM directory (tiny Llama, Qwen, ...) for training / sampling."""
     from transformers import AutoModelForCausalLM
 
+    from fgx.io import InputError
+
     if not Path(model_dir, "config.json").exists():
-        raise FileNotFoundError(
-            f"{model_dir}: no config.json; expected a Hugging Face model directory "
-            "(run the base-model stage or point the config at a downloaded model)"
-        )
+        raise InputError(f"{model_dir}: no config.json; expected a Hugging Face model directory "
+                         "(run the rule that builds it, or point model.path at a downloaded model)")
+    if not any(Path(model_dir).glob("*.safetensors")) and not any(Path(model_dir).glob("*.bin")):
+        raise InputError(f"{model_dir}: no weights (*.safetensors); the model directory is incomplete: delete it "
+                         "and rerun the rule that builds it")
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype)
     return model.to(resolve_device(device) if isinstance(device, str) else device)
 

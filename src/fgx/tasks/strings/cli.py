@@ -71,13 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --num must be >= 0, got {args.num}", file=sys.stderr)
         return 2
     exclude: set[str] = set()
-    if args.exclude:
-        from fgx.tasks.leakage import expressions_of
-
-        for path in args.exclude:
-            exclude |= set(expressions_of(path, strip_prefix=True))
     t0 = time.perf_counter()
     try:
+        if args.exclude:
+            from fgx.tasks.leakage import expressions_of
+
+            for path in args.exclude:
+                exclude |= set(expressions_of(path, strip_prefix=True))
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,

@@ -1,0 +1,32 @@
+#!/usr/bin/env python
+"""Keep the first prompts of each level of a problem set (the subset sampled many times for large-k pass@k)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
+
+from fgx.cli import parser, run  # noqa: E402
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--data", required=True, help="problem parquet (verl rows)")
+    p.add_argument("--out", required=True, help="output parquet: the kept rows")
+    args = p.parse_args(argv)
+
+    def go():
+        from fgx.io import read_rows, write_parquet
+        from fgx.tasks import first_per_level
+
+        rows = read_rows(args.data, "problem set", ("extra_info",))
+        lo, hi = args.settings["levels"]
+        kept = first_per_level(rows, range(lo, hi + 1), args.settings["per_level"])
+        write_parquet(kept, args.out, settings=args.settings)
+        print(f"kept {len(kept)} of {len(rows)} prompts ({args.settings['per_level']} per level {lo}-{hi})")
+
+    return run(go)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
