@@ -143,17 +143,14 @@ def test_bad_config_fails_before_any_job(tmp_path):
     assert "Building DAG" not in out
 
 
-def test_readme_change_a_knob_example_changes_exactly_rl_lr():
-    """The README's `sed` example must keep matching config.yaml as its defaults move on."""
+def test_readme_change_a_knob_example_changes_exactly_rl_lr(tmp_path):
+    """The README's overlay example must stay a valid overlay that changes rl.lr and nothing else."""
     import re
 
     readme = (ROOT / "README.md").read_text()
-    m = re.search(r"sed -i 's/(\^[^/]+)/([^/]+)/' config\.yaml", readme)
-    assert m, "README's 'Changing a knob' section lost its sed example"
-    text = (ROOT / "config.yaml").read_text()
-    changed = re.sub(m[1], m[2], text, flags=re.M)
-    assert changed != text, f"README's sed pattern {m[1]!r} matches nothing in config.yaml"
-    before, after = yaml.safe_load(text), yaml.safe_load(changed)
-    assert after["rl"]["lr"] != before["rl"]["lr"]
-    after["rl"]["lr"] = before["rl"]["lr"]
-    assert after == before, "README's sed example changes more than rl.lr"
+    m = re.search(r"printf '([^']+)' > (\S+\.yaml)", readme)
+    assert m, "README's 'Configuration' section lost its overlay example"
+    overlay = tmp_path / m[2]
+    overlay.write_text(m[1].encode().decode("unicode_escape"))
+    merged, changed, _ = _merge_overlay(str(overlay))
+    assert changed == {"rl.lr"} and merged["rl"]["lr"] != load("config.yaml")["rl"]["lr"]

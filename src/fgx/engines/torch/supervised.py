@@ -153,18 +153,15 @@ def pretrain(data_paths, out_dir, work_dir, settings: Mapping[str, Any], *, stop
     s, rt = Pretrain.from_settings(settings), Runtime.from_settings(settings)
     device = _setup(rt)
     paths = [str(p) for p in ([data_paths] if isinstance(data_paths, (str, Path)) else data_paths)]
-    df = pd.concat([read_rows(p, "pretraining data", ("prompt", "extra_info")) for p in paths], ignore_index=True)
+    df = pd.concat([read_rows(p, "pretraining data", ("data_source", "prompt", "ability", "reward_model", "extra_info"))
+                    for p in paths], ignore_index=True)
     from fgx.tasks.strings import compact_call_names
 
     shape = s.model
     tok = build_char_tokenizer(model_max_length=shape.max_position_embeddings, names=compact_call_names())
-    sols = []
-    for i, extra in enumerate(df["extra_info"]):
-        sol = extra.get("solution") if isinstance(extra, dict) else None
-        if not isinstance(sol, str) or not sol:
-            raise ValueError(f"{', '.join(paths)}: row {i} has no extra_info.solution; pretraining needs the "
-                             "reference trace (generate the data with --style compact)")
-        sols.append(sol)
+    from fgx.algos.rft import sft_rows
+
+    sols = list(sft_rows(df, ", ".join(paths))["response"])  # each row's reference trace, extra_info.solution
     examples = tokenize(tok, prompt_texts(tok, df, ", ".join(paths)), sols, shape.max_position_embeddings,
                         loss_on_prompt=False)
     model = build_model(shape, tok, seed=rt.seed).to(device)
