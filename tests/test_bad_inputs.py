@@ -5,6 +5,7 @@ what to do, and leaves no output, not even a half-written one."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,11 @@ CALLS = {
 }
 
 
+def _fill(argv: list[str], paths: dict[str, str]) -> list[str]:
+    """``argv`` with each ``{name}`` placeholder replaced (JSON settings keep their braces)."""
+    return [re.sub(r"\{(\w+)\}", lambda m: paths[m[1]], a) for a in argv]
+
+
 def _breaks(kind: str, src: Path, dst: Path, column_of: str) -> Path:
     """A copy of the input ``src`` broken the way ``kind`` says."""
     if kind == "missing":
@@ -107,8 +113,9 @@ KEY_COLUMN = {"problems": "reward_model", "eval": "correct", "sft": "response", 
 @pytest.mark.parametrize("script", sorted(CALLS))
 def test_a_broken_input_is_named_and_leaves_no_output(good, tmp_path, script, kind):
     argv, broken_key, out_key = CALLS[script]
-    # the column that script cannot do without (mix_sft_data reads a solution where no response is)
-    column = {"pretrain.py": "extra_info", "mix_sft_data.py": "reward_model"}.get(script, KEY_COLUMN[broken_key])
+    # the column that script cannot do without (mix_sft_data reads a solution where no response is;
+    # the sample browser rescores responses rather than reading 'correct')
+    column = {"pretrain.py": "extra_info", "mix_sft_data.py": "reward_model", "sample_browser.py": "responses"}.get(script, KEY_COLUMN[broken_key])
     paths = {k: str(v) for k, v in good.items()}
     bad = _breaks(kind, good[broken_key], tmp_path / f"broken_{Path(good[broken_key]).name}", column)
     paths[broken_key] = str(bad)
@@ -116,7 +123,7 @@ def test_a_broken_input_is_named_and_leaves_no_output(good, tmp_path, script, ki
                  work=str(tmp_path / "work"))
     if script == "plot.py":
         paths.update(out=str(tmp_path / "out" / "f.pdf"), out2=str(tmp_path / "out" / "f.csv"))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *[a.format(**paths) for a in argv]],
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode != 0, proc.stdout[-2000:]
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -138,7 +145,7 @@ def test_a_model_directory_without_weights_is_named(good, tmp_path, script):
     paths = {k: str(v) for k, v in good.items()}
     paths.update(model=str(model), out=str(tmp_path / "out"), out2=str(tmp_path / "m.parquet"),
                  work=str(tmp_path / "work"))
-    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *[a.format(**paths) for a in argv]],
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)],
                           capture_output=True, text=True)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode != 0 and len(errors) == 1 and "no_weights" in errors[0] and "weights" in errors[0], \

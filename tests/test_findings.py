@@ -52,29 +52,29 @@ def _verdicts(tables) -> dict:
 
 def test_a_level3_lead_of_20_points_with_intervals_apart_holds():
     v = _verdicts(_tables(0.20))
-    assert v["RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"] == "holds"
-    assert v["RL on Level 1+2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"] == "holds"
+    assert v["RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"] == "holds"
+    assert v["RL on Level 1+2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"] == "holds"
     assert v["RL on Level 1 stays near the Stage-1 base on Levels ≥ 3"] == "holds"
     assert v["RL on Level 2 − RL on Level 1 at Level 4"] == "holds"   # +8, paired CI [3, 13]
     assert v["RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5"] == "holds"
     assert v["pass@k gap (RL L1+2 − base, k 1 → 16) grows at Levels ≥ 3, shrinks at 1–2"] == "holds"
 
 
-def test_a_resolved_lead_below_the_target_is_partly_and_an_unresolved_one_no():
+def test_a_resolved_lead_below_15_points_is_partly_and_an_unresolved_one_no():
     v = _verdicts(_tables(0.10))
-    key = "RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"
+    key = "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"
     assert v[key] == "partly"
-    assert "below the +15 target" in next(r["measured"] for r in F.check(_tables(0.10)) if r["finding"] == key)
+    assert "lead below +15 points" in next(r["measured"] for r in F.check(_tables(0.10)) if r["finding"] == key)
     assert _verdicts(_tables(0.03))[key] == "no"          # paired CI [-2, 8] includes zero
     assert _verdicts(_tables(-0.10))[key] == "no"
 
 
-def test_the_target_needs_the_models_own_intervals_apart():
+def test_holds_needs_the_models_own_intervals_apart():
     tables = _tables(0.16)
     p = tables["passk_level_curve"]
     wide = (p["model"] == "rl_level2") & (p["level"] == 3) & (p["k"] == 1)
     p.loc[wide, "ci_low"] -= 0.10  # RL L2's own interval now reaches into RL L1's
-    key = "RL on Level 2 − RL on Level 1 at Level 3 (target ≥ +15, intervals apart)"
+    key = "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"
     row = next(r for r in F.check(tables) if r["finding"] == key)
     assert row["verdict"] == "partly" and "own intervals overlap" in row["measured"]
 
@@ -157,3 +157,18 @@ def test_transfer_table_sets_train_functions_beside_held_out_ones_without_a_verd
     out = capsys.readouterr().out
     assert "Learnt per function, or carried over?" in out and "+19.0" in out
     assert out.index("The paper's findings") < out.index("Learnt per function")
+
+
+def test_a_many_samples_subset_sets_the_pass_at_k_gap_but_not_pass_at_1():
+    """The subset's k = 1 rows (a few prompts) must not mix with the whole test set's pass@1; the
+    pass@k finding reads the subset, whose k goes furthest."""
+    tables = _tables(0.20)
+    full = tables["passk_level_curve"].assign(prompts=F.PASSK_ALL_PROMPTS)
+    subset = full.assign(prompts="subset, many samples", pass_at_k=0.0, ci_low=0.0, ci_high=0.0)
+    subset.loc[subset["k"] == 16, "k"] = 256
+    tables["passk_level_curve"] = pd.concat([full, subset], ignore_index=True)
+    p1 = F.pass_at_1(tables)
+    assert len(p1) == (full["k"] == 1).sum() and p1["accuracy"].gt(0).all()
+    gap = next(r for r in F.check(tables) if r["finding"].startswith("pass@k gap"))
+    assert "k 1 → 256" in gap["finding"] and gap["verdict"] == "no"  # the subset's gap is 0 at every k
+    assert "–" not in F.pass1_markdown([("seed 0", tables)])  # every model and level has its pass@1

@@ -28,7 +28,11 @@ def test_figures_and_tables(smoke_run):
     passk = pd.read_csv(smoke_run / "figures/passk_level_curve.csv")
     assert {"model", "level", "k", "pass_at_k", "ci_low", "ci_high"} <= set(passk.columns)
     assert set(passk["model"]) == {"stage1", "rl_level1", "rl_level2", "rl_level1to2"}
-    assert set(passk["level"]) == {1, 2, 3} and set(passk["k"]) == {1, 2, 4}
+    full, subset = passk[passk["prompts"] == "all"], passk[passk["prompts"] != "all"]
+    assert set(full["level"]) == {1, 2, 3} and set(full["k"]) == {1, 2, 4}
+    # the many-samples subset: the base and RL on Level 1+2, k up to evaluate.many_samples.n
+    assert set(subset["model"]) == {"stage1", "rl_level1to2"} and set(subset["k"]) == {1, 2, 4, 8}
+    assert (subset["n_prompts"] == 4).all()
     assert passk["pass_at_k"].between(0, 1).all()
     assert (passk["ci_low"] <= passk["pass_at_k"] + 1e-9).all() and (passk["pass_at_k"] <= passk["ci_high"] + 1e-9).all()
     # pass@k never decreases with k for a model and level
@@ -105,9 +109,9 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models (held-out and train
     # functions) and Countdown 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2,
-    # rl_level1to2)
+    # rl_level1to2), and rl_level1to2's many samples on the pass@k subset
     assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
-    assert jobs.pop("evaluate") == 3 + 3 + 3 * 3 and jobs.pop("metrics") == 3
+    assert jobs.pop("evaluate") == 3 + 3 + 3 * 3 + 1 and jobs.pop("metrics") == 3 + 1
     assert jobs.pop("figure") == 8 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
     assert jobs.pop("findings") == 1
     assert set(jobs) <= {"all"}
@@ -144,7 +148,8 @@ def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_per_level=6))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
     assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
-    assert jobs.get("evaluate") == 6  # every evaluated model, nothing upstream of them
+    # every evaluated model and the pass@k subset drawn from the test set (2 models), nothing upstream
+    assert jobs.get("evaluate") == 6 + 2 and jobs.get("select_prompts") == 1
     # the test set over the train functions is a knob of its own: its set, the leakage check, the five
     # evaluations of the function_transfer figure, that figure and the findings that read it; nothing that
     # trains, no other figure

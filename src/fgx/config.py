@@ -91,12 +91,26 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         levels = data.get(key)
         if isinstance(levels, list) and levels and levels[0] < 2:
             problems.append(f"key 'data.{key}': got {levels}; these are compositions, so min >= 2")
+    many = (config.get("evaluate") or {}).get("many_samples") or {}
+    test_levels, many_levels = data.get("test_levels"), many.get("levels")
+    if _is_range(test_levels) and _is_range(many_levels) and not (
+            test_levels[0] <= many_levels[0] <= many_levels[1] <= test_levels[1]):
+        problems.append(f"key 'evaluate.many_samples.levels': got {many_levels}; these prompts come from the test "
+                        f"set, so keep them within data.test_levels {test_levels}")
+    if isinstance(many.get("prompts_per_level"), int) and isinstance(data.get("test_per_level"), int) \
+            and many["prompts_per_level"] > data["test_per_level"]:
+        problems.append(f"key 'evaluate.many_samples.prompts_per_level': got {many['prompts_per_level']}; at most "
+                        f"data.test_per_level ({data['test_per_level']}) prompts exist per level")
     rl = config.get("rl") or {}
     if isinstance(rl.get("overlong_buffer"), int) and isinstance(rl.get("max_new_tokens"), int) \
             and rl["overlong_buffer"] >= rl["max_new_tokens"]:
         problems.append(f"key 'rl.overlong_buffer': got {rl['overlong_buffer']}; it must be below rl.max_new_tokens "
                         f"({rl['max_new_tokens']}), or 0 for no overlong penalty")
     return problems
+
+
+def _is_range(levels: Any) -> bool:
+    return isinstance(levels, list) and len(levels) == 2 and all(isinstance(v, int) for v in levels)
 
 
 def settings_hash(obj: Any) -> str:

@@ -13,3 +13,7 @@ FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contras
 # the figure tables fgx.analysis.findings checks the paper's findings against
 FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer")
 RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
+
+# the pass@k table's two prompt sets (its "prompts" column): the whole test set, and the few prompts
+# per level sampled many times (evaluate.many_samples)
+PASSK_ALL_PROMPTS, PASSK_SUBSET_PROMPTS = "all", "subset, many samples"

@@ -19,11 +19,11 @@ from fgx.io import atomic_path, read_settings
 from fgx.names import FIGURES
 
 
-def read_with_provenance(path: str | Path) -> pd.DataFrame:
-    """Read a parquet artifact and add its provenance columns."""
+def read_with_provenance(path: str | Path, columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a parquet artifact that must hold ``columns`` and add its provenance columns."""
     from fgx.io import read_rows
 
-    df = read_rows(path, "figure input")
+    df = read_rows(path, "figure input", columns)
     settings = read_settings(path)
     df["source"] = str(path)
     df["config_hash"] = settings_hash(settings) if settings is not None else ""

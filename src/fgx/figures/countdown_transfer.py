@@ -56,7 +56,7 @@ def table(inputs, settings) -> pd.DataFrame:
     rng = np.random.default_rng(int(settings.get("bootstrap_seed", 0)))
     rows = []
     for path in inputs:
-        df = read_with_provenance(path)
+        df = read_with_provenance(path, ("correct", "level"))
         for col in ("correct", "level"):
             if col not in df.columns:
                 raise ValueError(f"{path}: column {col!r} missing; this figure reads eval parquets "

@@ -39,7 +39,7 @@ def table(inputs, settings) -> pd.DataFrame:
     level = int(settings.get("failure_level", 3))
     rows = []
     for path in inputs:
-        df = read_with_provenance(path)
+        df = read_with_provenance(path, ("responses", "reward_model"))
         source = str(path)
         config_hash = df["config_hash"].iloc[0] if len(df) else ""
         model = Path(path).parent.name  # results/eval/{model}/test.parquet

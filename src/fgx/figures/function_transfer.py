@@ -42,7 +42,7 @@ def table(inputs, settings) -> pd.DataFrame:
         if stem not in SETS:
             raise ValueError(f"function_transfer: {p} is neither a test.parquet nor a test_train_funcs.parquet "
                              "evaluation (results/eval/<model>/<set>.parquet)")
-        evals[(Path(p).parent.name, stem)] = read_with_provenance(p)
+        evals[(Path(p).parent.name, stem)] = read_with_provenance(p, ("level", "correct"))
     train_levels = sorted({lv for (_, stem), df in evals.items() if stem == "test_train_funcs"
                            for lv in df["level"].unique()})
     rows = []

@@ -42,7 +42,7 @@ def pair_contrast(ea: pd.DataFrame, eb: pd.DataFrame, a: str, b: str, settings, 
 
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
-    evals = {Path(p).parent.name: read_with_provenance(p) for p in inputs}
+    evals = {Path(p).parent.name: read_with_provenance(p, ("level", "correct")) for p in inputs}
     rows = []
     for i, (a, b) in enumerate(settings["pairs"]):
         missing = [m for m in (a, b) if m not in evals]

@@ -13,16 +13,17 @@ import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import finish_grid, label, level_grid, palette
+from fgx.names import PASSK_ALL_PROMPTS as ALL, PASSK_SUBSET_PROMPTS as SUBSET
 
 COLUMNS = ["model", "prompts", "level", "k", "pass_at_k", "ci_low", "ci_high", "n_prompts", "n_samples",
            "source", "config_hash"]
-ALL, SUBSET = "all", "subset, many samples"
+METRICS_INPUT = ("model", "level", "k", "pass_at_k", "ci_low", "ci_high")  # a metrics parquet
 
 
 def table(inputs, settings) -> pd.DataFrame:
     parts = []
     for p in inputs:
-        df = read_with_provenance(p)
+        df = read_with_provenance(p, METRICS_INPUT)
         df["prompts"] = SUBSET if Path(p).stem == "test_many" else ALL
         parts.append(df)
     df = pd.concat(parts, ignore_index=True)

@@ -15,7 +15,7 @@ COLUMNS = ["model", "step", "level", "accuracy", "source", "config_hash"]
 def table(inputs, settings) -> pd.DataFrame:
     frames = []
     for path in inputs:
-        df = read_with_provenance(path)
+        df = read_with_provenance(path, ("metric", "level", "step", "value"))
         df = df[(df["metric"] == "val_accuracy") & (df["level"] >= 1)].copy()
         df["model"] = f"rl_{Path(path).parent.name}"  # results/rl/{run}/metrics.parquet
         frames.append(df.rename(columns={"value": "accuracy"}))
