@@ -172,3 +172,15 @@ def test_a_many_samples_subset_sets_the_pass_at_k_gap_but_not_pass_at_1():
     gap = next(r for r in F.check(tables) if r["finding"].startswith("pass@k gap"))
     assert "k 1 → 256" in gap["finding"] and gap["verdict"] == "no"  # the subset's gap is 0 at every k
     assert "–" not in F.pass1_markdown([("seed 0", tables)])  # every model and level has its pass@1
+
+
+def test_readme_table_has_every_finding_and_each_runs_whole_dag_time():
+    infos = [{"machine": "CPU A", "commit": "abc1234", "target": "figures/passk_level_curve.pdf", "wall_s": 1500,
+              "rule_all_wall_s": 3000},
+             {"machine": "CPU B", "commit": "def5678", "target": "all", "wall_s": 2400}]
+    md = F.readme_markdown([("seed 0", _tables(0.20)), ("seed 1", _tables(0.10))], infos)
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines()}
+    assert all(name in rows for name, _ in F.README_FINDINGS)
+    assert "**holds** +20.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
+    assert "**partly** +10.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
+    assert rows["wall time of `rule all`"] == "| wall time of `rule all` | 50 min | 40 min | |"
