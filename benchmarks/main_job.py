@@ -28,15 +28,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ANYWHERE = shutil.ignore_patterns(".venv", ".git", ".snakemake", "__pycache__", ".pytest_cache", "*.egg-info")
+sys.path.insert(0, str(ROOT / "src"))  # run from a checkout
 
-
-def copy_ignore(directory, names):
-    """Environments and caches everywhere; the run's outputs at the top level only."""
-    skip = set(ANYWHERE(directory, names))
-    if Path(directory) == ROOT:
-        skip |= {"results", "logs", "figures", "report.html"} & set(names)
-    return skip
+from fgx.checkout import copy_checkout  # noqa: E402
 
 
 def machine() -> str:
@@ -87,7 +81,7 @@ def main(argv=None) -> int:
     if work.exists() and any(work.iterdir()):
         print(f"error: {work} is not empty; the job is timed from an empty results directory", file=sys.stderr)
         return 2
-    shutil.copytree(ROOT, work, ignore=copy_ignore, dirs_exist_ok=True)
+    copy_checkout(ROOT, work)
     # targets first: --configfile and --config take several values
     cmd = [sys.executable, "-m", "snakemake", *([args.target] if args.target != "all" else []), "--cores", args.cores]
     if args.configfile:

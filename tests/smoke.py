@@ -4,26 +4,18 @@ the fault-injection tests through conftest's ``smoke_run``)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from fgx.checkout import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-ANYWHERE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "__pycache__", "*.egg-info", ".pytest_cache")
-
-
-def copy_ignore(directory, names):
-    """Skip environments and caches everywhere, and the run outputs at the top level only."""
-    skip = set(ANYWHERE(directory, names))
-    if Path(directory) == ROOT:
-        skip |= {"results", "logs", "figures", "report.html"} & set(names)
-    return skip
 
 
 def fresh_copy(dest: Path) -> Path:
-    shutil.copytree(ROOT, dest, ignore=copy_ignore)
+    copy_checkout(ROOT, dest)
     (dest / "figures").mkdir(exist_ok=True)
     return dest
 

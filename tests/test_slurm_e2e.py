@@ -31,19 +31,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from fgx.checkout import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-_IGNORE_ANYWHERE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "__pycache__", "*.egg-info", ".pytest_cache")
-
-
-def COPY_IGNORE(directory, names):
-    """What a fresh checkout would not have: caches anywhere, run outputs at the top level only
-    (``src/fgx/figures`` is code, ``figures/`` is output)."""
-    ignored = set(_IGNORE_ANYWHERE(directory, names))
-    if Path(directory).resolve() == ROOT:
-        ignored |= {n for n in names if n in ("results", "logs", "figures")}
-    return ignored
 
 
 def _slurm_up() -> bool:
@@ -238,7 +230,7 @@ def test_smoke_dag_through_slurm_matches_a_local_run(tmp_path):
     runs = {}
     for name in ("slurm", "local"):
         runs[name] = tmp_path / name / "fgx"
-        shutil.copytree(ROOT, runs[name], ignore=COPY_IGNORE)
+        copy_checkout(ROOT, runs[name])
         (runs[name] / "figures").mkdir(exist_ok=True)
         # The Countdown lineage adds ~20 jobs of the same rules (evaluate, rft_sft, rl) and is covered
         # by the local smoke test; leaving it out keeps this double run inside CI's time budget.
