@@ -19,6 +19,7 @@ from fgx.figures import function_transfer as FIG_FT  # noqa: E402
 from fgx.figures import model_contrasts as FIG_MC  # noqa: E402
 from fgx.figures import training_dynamics as FIG_TD  # noqa: E402
 from fgx.io import write_parquet  # noqa: E402
+from fgx.tasks.strings.shortcuts import has_shortcut  # noqa: E402
 from fgx.tasks.strings import generate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,14 @@ def test_model_contrasts_figure(tmp_path):
     assert list(table.columns) == FIG_MC.COLUMNS
     assert table[["a", "b"]].drop_duplicates().values.tolist() == settings["pairs"]
     assert sorted(table["level"].unique()) == [2, 3]
+    # every pair twice: on every prompt, and on those no one-step wrong trace solves
+    assert table["prompts"].value_counts().to_dict() == {"all": 4, "full trace only": 4}
+    full = table[(table["prompts"] == "full trace only") & (table["a"] == "rl_level2")].set_index("level")
+    ev = pd.read_parquet(paths["rl_level2"])
+    for level, n in full["n_prompts"].items():
+        gts = ev[ev["level"] == level]["reward_model"]
+        assert n == sum(not has_shortcut(rm["ground_truth"], 8) for rm in gts) < len(gts) + 1
+    table = table[table["prompts"] == "all"]
     better = table[table["a"] == "rl_level2"]
     assert better["diff"].tolist() == pytest.approx([0.5, 0.5]) and (better["p_a_better"] == 1).all()
     assert better["ci_low"].tolist() == pytest.approx([0.5, 0.5]) == better["ci_high"].tolist()

@@ -184,3 +184,16 @@ def test_readme_table_has_every_finding_and_each_runs_whole_dag_time():
     assert "**holds** +20.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
     assert "**partly** +10.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
     assert rows["wall time of `rule all`"] == "| wall time of `rule all` | 50 min | 40 min | |"
+
+
+def test_level4_on_prompts_only_a_full_trace_solves_has_its_own_verdict():
+    name = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
+    tables = _tables(0.20)
+    assert _verdicts(tables)[name] == "not run"  # a contrast table without the prompts column
+    every = tables["model_contrasts"].assign(prompts="all")
+    for diff, verdict in ((0.06, "holds"), (0.02, "partly"), (0.0, "no")):
+        full = every.assign(prompts="full trace only", diff=diff, ci_low=diff - 0.04, ci_high=diff + 0.04, n_prompts=34)
+        tables["model_contrasts"] = pd.concat([every, full], ignore_index=True)
+        assert _verdicts(tables)[name] == verdict
+        # the other findings still read every prompt
+        assert _verdicts(tables)["RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"] == "holds"

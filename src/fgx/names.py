@@ -17,3 +17,7 @@ RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 # the pass@k table's two prompt sets (its "prompts" column): the whole test set, and the few prompts
 # per level sampled many times (evaluate.many_samples)
 PASSK_ALL_PROMPTS, PASSK_SUBSET_PROMPTS = "all", "subset, many samples"
+
+# the contrast table's two prompt sets (its "prompts" column): every test prompt, and those only a full
+# trace solves (no one-step wrong trace reaches the answer)
+ALL_PROMPTS, FULL_TRACE_PROMPTS = "all", "full trace only"

@@ -436,6 +436,8 @@ def figure_settings(config: Mapping, figure: str) -> str:
                  "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
     if figure in ("model_contrasts", "function_transfer"):
         extra["pairs"] = contrast_pairs(config)
+    if figure == "model_contrasts":  # the shortcut check evaluates wrong traces under the task's value cap
+        extra["max_value_len"] = config["task"]["max_value_len"]
     return dumps({"figure": figure, **{k: config["figures"][k] for k in keys if k in config["figures"]}, **extra})
 
 

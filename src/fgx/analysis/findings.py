@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from fgx.names import FINDINGS_TABLES, PASSK_ALL_PROMPTS, RFT_ITER
+from fgx.names import ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, PASSK_ALL_PROMPTS, RFT_ITER
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -96,9 +96,14 @@ def pass_at_1(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def _contrast(tables, a: str, b: str) -> pd.DataFrame:
+def _contrast(tables, a: str, b: str, prompts: str = ALL_PROMPTS) -> pd.DataFrame:
+    """The contrast table's rows of ``a`` - ``b`` on one prompt set, by level."""
     c = tables.get("model_contrasts")
     if c is None:
+        return pd.DataFrame()
+    if "prompts" in c:
+        c = c[c["prompts"] == prompts]
+    elif prompts != ALL_PROMPTS:
         return pd.DataFrame()
     return c[(c["a"] == a) & (c["b"] == b)].set_index("level")
 
@@ -151,6 +156,16 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         text, verdict = _lead(tables, model, 4, strict=False)
         add(f"{name} − RL on Level 1 at Level 4", "≈ +14 (1 → 15 %)" if model == "rl_level2" else "clearly ahead",
             text, verdict)
+    # ... at Level 4 on the prompts only a full trace solves (composition, not a shorter trace)
+    c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
+    name = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
+    if 4 in c.index:
+        r = c.loc[4]
+        add(name, "RL L2 ≈ 15 % at Level 4", f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} "
+            f"(RL L2 {100 * r['a_accuracy']:.1f} % of {int(r['n_prompts'])} prompts)",
+            "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no"))
+    else:
+        add(name, "RL L2 ≈ 15 % at Level 4", "not run", "not run")
     c = _contrast(tables, "rl_level2", "rl_level1")
     far = c[c.index >= 5] if len(c) else c
     if len(far):
@@ -281,6 +296,7 @@ README_FINDINGS = (
     ("2. RL Level 2 − RL Level 1, Level 4", "≈ +14"),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
     ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
+    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves", "≈ +14"),
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
     ("3. RL Level 2 − iterative RFT, Level 3", "RFT ≤ 2.6 %"),
     ("4. pass@k gap grows with k at Levels ≥ 3, shrinks at 1–2", "yes"),

@@ -7,9 +7,14 @@ claims are about:
   RL Level 2 − RL Level 1 and RL Level 1+2 − RL Level 1 (Fig. 2: RL on Level 2 generalises),
   RL Level 1 − Stage-1 base (RL on Level 1 does not), RL Level 2 − iterative RFT (Fig. 3).
 
+Each pair is compared twice: on every test prompt, and on the prompts that only a full trace
+solves (no one-step wrong trace reaches their answer, ``fgx.tasks.strings.shortcuts``): a deep
+level's gain there is composition rather than a shorter trace that happens to end on the answer.
+
 Inputs: eval parquets ``results/eval/{model}/test.parquet`` (the model is the parent directory's
 name). Settings: ``pairs`` ([[A, B], ...], model names; required), ``bootstrap`` (resamples, default
-1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0).
+1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0), ``max_value_len`` (the task's value cap,
+for the shortcut check; default 8).
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import pandas as pd
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, setup
 from fgx.metrics import level_contrast
+from fgx.names import ALL_PROMPTS, FULL_TRACE_PROMPTS
 
 # provenance: ``source`` / ``config_hash`` (every figure's columns) are model A's, ``*_b`` model B's
-COLUMNS = ["a", "b", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
+COLUMNS = ["a", "b", "prompts", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
            "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
 
 
@@ -40,16 +46,37 @@ def pair_contrast(ea: pd.DataFrame, eb: pd.DataFrame, a: str, b: str, settings, 
                            source_b=eb["source"].iloc[0], config_hash_b=eb["config_hash"].iloc[0])
 
 
+def full_trace_only(evaluation: pd.DataFrame, max_len: int, cache: dict) -> pd.DataFrame:
+    """The rows of a string-task evaluation whose problem no one-step wrong trace solves."""
+    from fgx.tasks.strings.shortcuts import has_shortcut
+
+    keep = []
+    for rm in evaluation["reward_model"]:
+        gt = rm["ground_truth"]
+        key = gt if isinstance(gt, (str, bytes)) else repr(gt)
+        if key not in cache:
+            cache[key] = not has_shortcut(gt, max_len)
+        keep.append(cache[key])
+    return evaluation[keep]
+
+
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
-    evals = {Path(p).parent.name: read_with_provenance(p, ("level", "correct")) for p in inputs}
+    evals = {Path(p).parent.name: read_with_provenance(p, ("level", "correct", "reward_model")) for p in inputs}
+    max_len, cache = settings.get("max_value_len", 8), {}  # None: no cap
+    full = {}
     rows = []
     for i, (a, b) in enumerate(settings["pairs"]):
         missing = [m for m in (a, b) if m not in evals]
         if missing:
             raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/test.parquet "
                              f"among the inputs (got {', '.join(map(str, inputs))})")
-        rows.append(pair_contrast(evals[a], evals[b], a, b, settings, i))
+        rows.append(pair_contrast(evals[a], evals[b], a, b, settings, i).assign(prompts=ALL_PROMPTS))
+        for m in (a, b):
+            if m not in full:
+                full[m] = full_trace_only(evals[m], max_len, cache)
+        rows.append(pair_contrast(full[a], full[b], a, b, settings, i + len(settings["pairs"]))
+                    .assign(prompts=FULL_TRACE_PROMPTS))
     return pd.concat(rows, ignore_index=True)[COLUMNS]
 
 
@@ -63,18 +90,26 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     levels = sorted(df["level"].unique())
     colours = plt.get_cmap("tab10").colors
     width = 0.8 / max(1, len(pairs))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(levels) + 2), 4.0))
+    panels = list(dict.fromkeys(df["prompts"]))
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
+                             figsize=(max(6, 1.1 * len(levels) + 2), 1.2 + 2.8 * len(panels)))
     x = np.arange(len(levels))
-    for i, (a, b) in enumerate(pairs):
-        m = df[(df["a"] == a) & (df["b"] == b)].set_index("level").reindex(levels)
-        err = np.vstack([m["diff"] - m["ci_low"], m["ci_high"] - m["diff"]]) * 100
-        ax.bar(x + (i - (len(pairs) - 1) / 2) * width, 100 * m["diff"], width, yerr=err, capsize=1.5,
-               color=colours[i % len(colours)], label=pair_label(a, b))
-    ax.axhline(0, color="black", linewidth=0.8)
+    for ax, prompts in zip(axes[:, 0], panels):
+        sub = df[df["prompts"] == prompts]
+        for i, (a, b) in enumerate(pairs):
+            m = sub[(sub["a"] == a) & (sub["b"] == b)].set_index("level").reindex(levels)
+            err = np.vstack([m["diff"] - m["ci_low"], m["ci_high"] - m["diff"]]) * 100
+            ax.bar(x + (i - (len(pairs) - 1) / 2) * width, 100 * m["diff"], width, yerr=err, capsize=1.5,
+                   color=colours[i % len(colours)], label=pair_label(a, b))
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_ylabel("pass@1 difference (points)")
+        n = sub.drop_duplicates("level").set_index("level")["n_prompts"].reindex(levels)
+        what = "every held-out test prompt" if prompts == ALL_PROMPTS else "prompts only a full trace solves"
+        ax.set_title(f"{what} (prompts per level: {', '.join(str(int(v)) for v in n.fillna(0))})", fontsize=9)
+    ax = axes[-1, 0]
     ax.set_xticks(x, [f"L{lv}" for lv in levels])
-    ax.set_ylabel("pass@1 difference (points)")
-    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)  # below: no bar hidden
-    ax.set_title("Paired differences on the held-out test prompts (95 % bootstrap CI)")
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)  # below: no bar hidden
+    fig.suptitle("Paired differences on the held-out test prompts (95 % bootstrap CI)", fontsize=10)
     fig.tight_layout()
     fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)
