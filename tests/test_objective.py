@@ -53,3 +53,9 @@ def test_overlong_penalty_is_dapos_soft_ramp():
     lengths = torch.tensor([10, 96, 100, 112, 128])
     assert close(objective.overlong_penalty(lengths, 128, 32), [0.0, 0.0, -0.125, -0.5, -1.0])
     assert close(objective.overlong_penalty(lengths, 128, 0), [0.0] * 5)
+
+
+def test_a_group_whose_rewards_all_agree_is_dropped_by_dynamic_sampling():
+    assert not objective.informative_group([1.0, 1.0, 1.0]) and not objective.informative_group([-1.0] * 8)
+    assert not objective.informative_group(torch.tensor([0.5, 0.5]))
+    assert objective.informative_group([1.0, -1.0, 1.0]) and objective.informative_group(torch.tensor([0.0, 1e-3]))

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.verl
 from omegaconf import OmegaConf  # noqa: E402  (verl's dependency)
 
 from fgx import workflow as wf  # noqa: E402
+from fgx.algos import objective  # noqa: E402
 from fgx.algos.objective import overlong_penalty  # noqa: E402
 from fgx.engines.torch.model import build_model, save_checkpoint  # noqa: E402
 from fgx.engines.torch.tokenizer import build_char_tokenizer  # noqa: E402
@@ -222,5 +223,5 @@ def test_verls_replay_buffer_filters_the_groups_the_torch_engine_filters(rows, k
         dropped, _ = rb._dapo_filtered_keys("train")
     finally:
         RB.tq.kv_batch_get = original
-    torch_engine_drops = {uid for uid, rs in rewards.items() if len(set(rs)) <= 1}  # fgx.engines.torch.rl.rollout
+    torch_engine_drops = {uid for uid, rs in rewards.items() if not objective.informative_group(rs)}
     assert dropped == torch_engine_drops and 0 < len(dropped) < len(rewards)

@@ -29,6 +29,13 @@ def advantages(algorithm: str, rewards: torch.Tensor, group: torch.Tensor) -> to
     return core.group_advantages(rewards, group, eps=ADV_EPS, norm_by_std=algorithm == "grpo")
 
 
+def informative_group(rewards) -> bool:
+    """Whether one prompt's group of rewards carries a learning signal: when they all agree every
+    advantage is 0, so dynamic sampling (DAPO) drops the group and samples another prompt; verl's
+    replay buffer drops a group by the same rule on the same reward."""
+    return len(set(float(r) for r in rewards)) > 1
+
+
 def policy_loss(batch: dict[str, torch.Tensor], *, kl_coef: float, entropy_coef: float, loss_agg_mode: str,
                 denom=None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Loss of one micro-batch: ``logprobs``/``old_logprobs``/``mask``/``entropy`` (B, T),

@@ -127,7 +127,7 @@ def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train
             out.correct += correct[j]
             out.lengths += [len(c.token_ids) for c in cs]
             out.seen += 1
-            if s.dynamic_sampling and len(set(r)) <= 1:
+            if s.dynamic_sampling and not objective.informative_group(r):
                 continue
             out.groups.append((i, r, cs))
         if not s.dynamic_sampling or out.n_gen >= s.max_generation_batches:
