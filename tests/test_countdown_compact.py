@@ -111,3 +111,30 @@ def test_train_and_check_partitions_are_disjoint():
         numbers=3, num=20, seed=5, partition="none")  # the default draws are unchanged
     with pytest.raises(ValueError, match="unknown partition"):
         C.in_partition([1, 2], 3, "val")
+
+
+def test_a_search_trace_computes_every_step_tried_up_to_the_target():
+    # + first (83), then - (5): the value no prompt shows is computed, then the target
+    assert C.solution_text([44, 39], 5, "search") == "44+39=83\n44-39=5\n<answer>44-39</answer>\n"
+    assert C.solution_text([44, 39], 83, "search") == C.solution_text([44, 39], 83)  # found at once
+    assert C.solution_text([12, 4], 3, "search") == "12+4=16\n12-4=8\n12*4=48\n12/4=3\n<answer>12/4</answer>\n"
+    assert C.solution_text([25, 4, 7], 93, "search") == C.solution_text([25, 4, 7], 93)  # chains: the solution
+    for nums, target in C.sample_compact_problems(numbers=2, num=200, seed=1):
+        text = C.solution_text(nums, target, "search")
+        steps = _steps(text)
+        assert steps[-1].endswith(f"={target}") and all(not s.endswith(f"={target}") for s in steps[:-1])
+        for s in steps:  # every written value is right
+            left, value = s.split("=")
+            assert Fraction(eval(left)) == Fraction(value)  # noqa: S307 (digits and one operator)
+        gt = json.dumps({"answer": target, "numbers": nums})
+        assert C.compute_score(C.data_source(2), text, gt)["score"] == 1.0
+    with pytest.raises(ValueError, match="unknown trace"):
+        C.solution_text([6, 4], 24, "all")
+
+
+def test_max_value_bounds_every_number():
+    df = C.generate(numbers=3, num=50, seed=0, style="compact", max_value=12)
+    nums = [json.loads(rm["ground_truth"])["numbers"] for rm in df["reward_model"]]
+    assert max(max(n) for n in nums) <= 12 and min(min(n) for n in nums) >= 1
+    with pytest.raises(ValueError, match="max_value"):
+        C.generate(numbers=2, num=5, seed=0, style="compact", max_value=1)

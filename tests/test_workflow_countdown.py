@@ -39,7 +39,16 @@ def test_splits_and_generator_arguments(config):
     seed3 = wf.derive_seed(config["seed"], "countdown", "countdown3")
     assert wf.countdown_generate_args(config, "countdown3") == (
         f"--numbers 3 --num {config['countdown']['test_problems']} --seed {seed3} "
-        "--split test --style compact --partition none")
+        "--split test --style compact --partition none --max-value 100 --trace target")
+    # the trace is the training data's only: a test set never changes with it
+    traced = copy.deepcopy(config)
+    traced["countdown"]["trace"] = "search"
+    assert wf.countdown_generate_args(traced, "countdown_train").endswith("--trace search")
+    assert all(wf.countdown_generate_args(traced, s) == wf.countdown_generate_args(config, s)
+               for s in wf.countdown_splits(config) if s != "countdown_train")
+    smaller = copy.deepcopy(config)
+    smaller["countdown"]["max_value"] = 20
+    assert all("--max-value 20" in wf.countdown_generate_args(smaller, s) for s in wf.countdown_splits(config))
     for bad in ("countdown7", "countdown", "train"):
         with pytest.raises(ValueError, match="unknown countdown split"):
             wf.countdown_split_spec(config, bad)

@@ -204,12 +204,13 @@ def countdown_split_spec(config: Mapping, split: str) -> dict:
     seed = derive_seed(config["seed"], "countdown", split)
     if split == COUNTDOWN_TRAIN:
         return {"numbers": 2, "num": cd["train_problems"], "split": "train", "partition": "train",
-                "style": style, "seed": seed}
+                "style": style, "seed": seed, "max_value": cd["max_value"], "trace": cd["trace"]}
     m = COUNTDOWN_TEST.match(split)
     if m and split in countdown_splits(config):
         n = int(m[1])
         return {"numbers": n, "num": cd["test_problems"], "split": "test",
-                "partition": "test" if n == 2 else "none", "style": style, "seed": seed}
+                "partition": "test" if n == 2 else "none", "style": style, "seed": seed,
+                "max_value": cd["max_value"], "trace": "target"}  # a test set's trace is never trained on
     raise ValueError(f"unknown countdown split {split!r}; known: {', '.join(countdown_splits(config))}")
 
 
@@ -217,7 +218,7 @@ def countdown_generate_args(config: Mapping, split: str) -> str:
     """``fgx.tasks.countdown generate`` command-line arguments for one split."""
     s = countdown_split_spec(config, split)
     return (f"--numbers {s['numbers']} --num {s['num']} --seed {s['seed']} --split {s['split']} "
-            f"--style {s['style']} --partition {s['partition']}")
+            f"--style {s['style']} --partition {s['partition']} --max-value {s['max_value']} --trace {s['trace']}")
 
 
 # splits a user may point at an existing parquet file (e.g. upstream's released data) with data.external

@@ -56,6 +56,7 @@ DATA_SOURCE_PREFIX = "reasoning-gym-countdown"
 MAX_ANSWER_CHARS = 512
 MAX_NODES = 64
 STYLES = ("paper", "compact")
+TRACES = ("target", "search")  # 2-number reference traces: the winning step, or every step tried up to it
 PARTITIONS = ("none", "train", "test")
 COMPACT_PREFIX = "cd "
 
@@ -94,11 +95,12 @@ def _check_args(numbers: int, num: int, style: str) -> None:
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
 
 
-def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, style: str) -> dict:
+def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, style: str,
+         trace: str = "target") -> dict:
     if style == "paper":
         content, solution = prompt_text(nums, target), None
     else:
-        content, solution = compact_prompt(nums, target), solution_text(nums, target)
+        content, solution = compact_prompt(nums, target), solution_text(nums, target, trace)
     # paper style: upstream's extra_info, so fgx's rows load together with upstream's
     extra = ({"index": index, "split": split, "depth": numbers} if style == "paper" else
              {"depth": numbers, "index": index, "split": split, "solution": solution, "stage": 0, "style": style})
@@ -112,28 +114,35 @@ def _row(nums: list[int], target: int, *, numbers: int, index: int, split: str, 
 
 
 def generate(*, numbers: int, num: int, seed: int = 42, split: str | None = None, progress: bool = False,
-             style: str = "paper", partition: str = "none"):
+             style: str = "paper", partition: str = "none", max_value: int = 100, trace: str = "target"):
     """A verl-schema DataFrame of ``num`` countdown problems with ``numbers`` numbers.
 
     ``style="paper"``: reasoning-gym problems with upstream's prompt (no reference solution).
     ``style="compact"``: fgx's own sampler, the compact prompt and a step-by-step reference
     solution in ``extra_info["solution"]`` (see the module docstring).
     ``partition``: keep only that hash half (``none``: everything; see :func:`in_partition`).
+    ``max_value``: numbers are drawn from 1..max_value (upstream: 100; smaller numbers scale the task
+    down for a tiny model). ``trace`` (compact style): the reference trace of a 2-number problem,
+    see :func:`solution_text`.
     """
     import pandas as pd
 
     _check_args(numbers, num, style)
+    if trace not in TRACES:
+        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
+    if not isinstance(max_value, int) or max_value < 2:
+        raise ValueError(f"max_value must be an integer >= 2, got {max_value!r}")
     split = split or ("train" if numbers == 2 else "test")
     if style == "compact":
         problems = sample_compact_problems(numbers=numbers, num=num, seed=seed, progress=progress,
-                                           partition=partition)
+                                           partition=partition, max_value=max_value)
     else:
         import reasoning_gym
 
         # a partition keeps ~1/8 (test) or ~7/8 (train) of the draws: draw enough, keep the first num
         size = num if partition == "none" else 10 * num + 100
         ds = reasoning_gym.create_dataset("countdown", min_numbers=numbers, max_numbers=numbers, min_value=1,
-                                          max_value=100, min_target=1, max_target=999,
+                                          max_value=max_value, min_target=1, max_target=999,
                                           operators=("+", "-", "*", "/"), shuffle=True, seed=seed, size=size)
         items = range(size)
         if progress:
@@ -149,7 +158,7 @@ def generate(*, numbers: int, num: int, seed: int = 42, split: str | None = None
                     break
         if len(problems) < num:
             raise ValueError(f"only {len(problems)}/{num} {numbers}-number problems in partition {partition!r}")
-    rows = [_row(nums, target, numbers=numbers, index=i, split=split, style=style)
+    rows = [_row(nums, target, numbers=numbers, index=i, split=split, style=style, trace=trace)
             for i, (nums, target) in enumerate(problems)]
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model", "extra_info"])
 
@@ -297,16 +306,32 @@ def solve(numbers: list[int], target: int) -> tuple[list[Step], str] | None:
     return [s for s, _ in found], found[-1][1].expr
 
 
-def solution_text(numbers: list[int], target: int) -> str:
+def solution_text(numbers: list[int], target: int, trace: str = "target") -> str:
     """The compact reference response: one ``a<op>b=c`` line per step, then ``<answer>...</answer>``.
 
-    Raises ValueError if the problem has no solution.
+    ``trace="search"`` writes a 2-number problem as a search: every step :func:`solve` tries on the
+    two numbers (+ - * / in that order, positive integer results), each with its value computed,
+    up to the one that reaches the target (``44+39=83``, ``44-39=5`` for ``cd 44 39=5``). A
+    ``target`` trace only ever writes the target, a value the prompt shows; a search trace also
+    computes values no prompt shows, which a longer chain's intermediate steps need. Problems with
+    more numbers, or one the integer steps miss, get the solution itself. Raises ValueError if the
+    problem has no solution.
     """
     found = solve(numbers, target)
     if found is None:
         raise ValueError(f"countdown problem {list(numbers)} -> {target} has no solution")
     steps, expr = found
-    return "".join(s.text() + "\n" for s in steps) + f"<answer>{expr}</answer>\n"
+    lines = [s.text() for s in steps]
+    if trace == "search" and len(numbers) == 2 and all(int(v) > 0 for v in numbers):
+        tried = []
+        for left, op, right, value in _int_ops(int(numbers[0]), int(numbers[1])):
+            tried.append(Step(Fraction(left), op, Fraction(right), Fraction(value)).text())
+            if value == int(target):
+                lines = tried
+                break
+    elif trace not in TRACES:
+        raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
+    return "".join(line + "\n" for line in lines) + f"<answer>{expr}</answer>\n"
 
 
 def _random_chain_target(rng: random.Random, nums: list[int]) -> int:
@@ -502,6 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "tiny model's prompt and a step-by-step reference solution")
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only one hash half of the problems (train / test never share a problem)")
+    g.add_argument("--max-value", type=int, default=100, help="numbers drawn from 1..N (upstream: 100)")
+    g.add_argument("--trace", choices=TRACES, default="target",
+                   help="compact style: a 2-number reference trace writes the winning step (target) or every "
+                        "step tried up to it (search)")
     g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
     return p
 
@@ -512,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         df = generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True,
-                      style=args.style, partition=args.partition)
+                      style=args.style, partition=args.partition, max_value=args.max_value, trace=args.trace)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
