@@ -321,15 +321,10 @@ def _short(row: dict) -> str:
     return f"**{row['verdict']}** {key}"
 
 
-def _all_wall(info: Mapping) -> str:
-    """A run record's wall time of the whole DAG (benchmarks/main_job.py: ``--target all`` or ``--then-all``)."""
-    seconds = info.get("rule_all_wall_s", info.get("wall_s") if info.get("target") == "all" else None)
-    return "–" if seconds is None else f"{seconds / 60:.0f} min"
-
-
 def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4)) -> str:
     """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
-    and each run's machine, wall time and commit (``infos``: one dict per run, from its run.json)."""
+    and each run's machine and commit (``infos``: one dict per run, from its run.json; the main job's
+    wall time is the README's timing block, measured alone on the machine)."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
@@ -347,7 +342,6 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
     for i, (name, paper) in enumerate(README_FINDINGS):
         lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
     lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
-    lines.append("| wall time of `rule all` | " + " | ".join(_all_wall(info) for info in infos) + " | |")
     lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
     return "\n".join(lines)
 
