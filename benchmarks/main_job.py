@@ -81,6 +81,12 @@ def main(argv=None) -> int:
     if work.exists() and any(work.iterdir()):
         print(f"error: {work} is not empty; the job is timed from an empty results directory", file=sys.stderr)
         return 2
+    # the code that runs is the working tree as copied now: its commit, marked when it has local changes
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                      text=True).stdout.strip():
+        commit += " (with local changes)"
     copy_checkout(ROOT, work)
     # targets first: --configfile and --config take several values
     cmd = [sys.executable, "-m", "snakemake", *([args.target] if args.target != "all" else []), "--cores", args.cores]
@@ -111,8 +117,6 @@ def main(argv=None) -> int:
     if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
         import json
 
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
         record = {"machine": machine(), "wall": f"{wall / 60:.0f} min", "wall_s": round(wall),
                   "commit": commit, "target": args.target, "config": args.config, "configfile": args.configfile,
                   "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}}

@@ -1,5 +1,6 @@
-# Stage 0b — the tiny model's "pretraining" (model.source: scratch only): next-token training
-# on Level-1 problems with their one-step traces, the stand-in for what a pretrained LLM knows.
+# Stage 0b — the tiny model's "pretraining" (model.source: scratch only): next-token training on
+# Level-1 traces, the prior's nested traces and first-step compositions (fgx.workflow.pretrain_splits),
+# the stand-in for what a pretrained LLM knows.
 
 
 rule pretrain_base:
@@ -17,7 +18,7 @@ rule pretrain_base:
     threads: HEAVY_THREADS
     resources:
         mem_mb=4000,
-        runtime=90,  # minutes; 9,600 steps take ~40 at one thread on a 2-core Xeon
+        runtime=90,  # minutes; 9,600 steps take ~17 minutes on 2 threads of a 2-core AMD EPYC
         gpu=GPUS,
     conda:
         ENGINE_ENV

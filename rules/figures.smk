@@ -1,5 +1,6 @@
-# Figures (paper Figs. 2, 3, 5, 6 and training dynamics): each a PDF plus a long-format CSV of
-# exactly the plotted numbers, with provenance columns. What a figure reads is decided by
+# Figures (paper Figs. 2-6, Fig. 4 being countdown_transfer; training dynamics, model contrasts,
+# function transfer): each a PDF, a PNG and a long-format CSV of exactly the plotted numbers, with
+# provenance columns. What a figure reads is decided by
 # fgx.workflow.figure_inputs; plot settings live in config `figures:`, and each figure receives
 # only the keys it reads, so changing one reruns only that figure.
 

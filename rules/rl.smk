@@ -29,8 +29,8 @@ rule rl:
         "--work-dir {params.work_dir} > {log} 2>&1"
 
 
-# Countdown transfer (paper Section 4.3): the same string-task RL (same data, same settings; as many
-# steps unless countdown.rl_steps says otherwise), started from the Multi-Base (stage1_multi).
+# Countdown transfer (paper Section 4.3): the same string-task RL (the same data and rl: settings, for
+# countdown.rl_steps steps), started from the Multi-Base (stage1_multi).
 use rule rl as rl_multi with:
     input:
         unpack(rl_inputs("multi")),

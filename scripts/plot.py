@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Draw one paper figure: a PDF plus the CSV of exactly the plotted numbers."""
+"""Draw one paper figure: a PDF, a PNG and the CSV of exactly the plotted numbers."""
 
 import sys
 from pathlib import Path
