@@ -316,8 +316,10 @@ def _short(row: dict) -> str:
         key = key.split(" (")[0]
     if "of" in m and "levels as the paper" in m:
         key = m[m.rindex("(") + 1:-1].replace(" as the paper", "")
-    if row["finding"].startswith("Countdown"):
-        key = m.split(", ")[0] if m else m
+    if row["finding"].startswith("Countdown"):  # "model x %, ...": the best model, or that all score the same
+        shares = [part.rsplit(" ", 2) for part in m.split(", ")]
+        same = len({v for _, v, _ in shares}) == 1
+        key = f"every model {shares[0][1]} %" if same else " ".join(max(shares, key=lambda p: float(p[1]))[:2]) + " %"
     return f"**{row['verdict']}** {key}"
 
 
