@@ -25,7 +25,6 @@ include: "rules/figures.smk"
 rule all:
     input:
         all_figures(),
-        extra_targets(),
         "results/data/strings/leakage.json",
         "results/analysis/samples.html",
         "results/analysis/findings.md",

@@ -53,10 +53,6 @@ def all_figures():
     return wf.figure_targets(config)
 
 
-def extra_targets():
-    return wf.extra_targets(config)
-
-
 def model_input(name):
     return wf.model_dir(config, name)
 

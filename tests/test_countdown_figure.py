@@ -1,5 +1,7 @@
 """Countdown transfer figure (paper Table 1 / Fig. 4) on synthetic eval parquets."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,11 +11,19 @@ from fgx.figures import countdown_transfer as F
 from fgx.io import write_parquet
 
 
+# responses that compute right, carry a value no prompt shows (3 numbers: 1+2=3 is a shown value,
+# 3*3=9 is not), or get the arithmetic wrong
+STEPS = {2: "1+2=3\n<answer>1+2</answer>", 3: "2*3=6\n6+1=7\n<answer>2*3+1</answer>",
+         4: "1+2=4\n<answer>1+2</answer>", 5: "x"}
+
+
 def _eval(path, numbers, correct, settings=None):
     df = pd.DataFrame({
         "data_source": f"reasoning-gym-countdown-depth{numbers}",
         "prompt": [[{"role": "user", "content": "cd 1 2 3=6\n"}] for _ in correct],
-        "responses": [["x"] * len(c) for c in correct],
+        "responses": [[STEPS[numbers]] * len(c) for c in correct],
+        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"target": 6, "numbers": [1, 2, 3][:numbers]})}
+                         for _ in correct],
         "correct": [list(c) for c in correct],
         "level": numbers,
         "n_correct": [int(sum(c)) for c in correct],
@@ -33,12 +43,21 @@ def inputs(tmp_path):
             correct = rng.random((30, 32)) < rate / (n - 2)
             paths.append(_eval(tmp_path / "results/eval" / model / f"countdown{n}.parquet", n, correct,
                                settings={"model": model, "n": 32}))
+    check = rng.random((30, 32)) < 0.6  # the Multi-Base's atomic skill
+    paths.append(_eval(tmp_path / "results/eval/multi_base/countdown2.parquet", 2, check))
     return paths
 
 
 def test_table(inputs):
     t = F.table(inputs, {"bootstrap": 200, "ci": 0.9})
-    assert list(t.columns) == F.COLUMNS and len(t) == 12
+    assert list(t.columns) == F.COLUMNS and len(t) == 13
+    assert list(t[t.model == "multi_base"].numbers) == [2, 3, 4, 5]
+    # how the responses reason: STEPS per number count
+    by_n = t[t.model == "multi_base"].set_index("numbers")
+    assert by_n.loc[2, ["steps", "multi_step", "step_right", "chained"]].tolist() == [1, 0, 1, 0]
+    assert by_n.loc[3, ["steps", "multi_step", "step_right", "chained"]].tolist() == [2, 1, 1, 1]
+    assert by_n.loc[4, ["steps", "step_right", "chained"]].tolist() == [1, 0, 0]
+    assert by_n.loc[5, "steps"] == 0 and np.isnan(by_n.loc[5, "step_right"])
     assert list(dict.fromkeys(t.model)) == ["multi_base", "rl_multi_level1", "rl_multi_level1to2", "rl_level1to2"]
     assert (t.n_prompts == 30).all() and (t.n_samples == 32).all()
     assert ((t.ci_low <= t.avg_at_k) & (t.avg_at_k <= t.ci_high)).all()

@@ -99,6 +99,11 @@ def test_missing_tables_and_models_are_not_run():
     assert v["Countdown, 3 numbers: Multi-Base + RL L1+2 the best model"] == "holds"
     cd["avg_at_k"] = 0.0
     assert _verdicts({"countdown_transfer": cd})["Countdown, 3 numbers: Multi-Base + RL L1+2 the best model"] == "no"
+    # the Multi-Base's 2-number check (its atomic skill) rides along, never counted as a 3-number model
+    cd = pd.concat([cd, pd.DataFrame({"model": ["stage1_multi"], "numbers": [2], "avg_at_k": [0.62]})])
+    row = next(r for r in F.check({"countdown_transfer": cd}) if r["finding"].startswith("Countdown"))
+    assert row["verdict"] == "no" and row["measured"].endswith("(Multi-Base on 2 numbers 62.0 %)")
+    assert F._short(row) == "**no** every model 0.0 % (Multi-Base on 2 numbers 62.0 %)"
 
 
 def test_cli_writes_both_tables_for_two_runs(tmp_path, capsys):

@@ -108,13 +108,12 @@ def test_countdown_rl_steps_set_only_the_multi_lineage(config):
 def test_figure_inputs_and_targets(config):
     assert wf.countdown_models(config) == MODELS
     inputs = wf.figure_inputs(config, "countdown_transfer")
-    assert inputs == [f"results/eval/{m}/countdown{n}.parquet" for m in MODELS for n in (3, 4, 5)]
+    assert inputs == [f"results/eval/{m}/countdown{n}.parquet" for m in MODELS for n in (3, 4, 5)] + [
+        "results/eval/stage1_multi/countdown2.parquet"]  # the Multi-Base's atomic skill
     assert "figures/countdown_transfer.pdf" in wf.figure_targets(config)
-    assert wf.extra_targets(config) == ["results/eval/stage1_multi/countdown2.parquet"]
     off = copy.deepcopy(config)
     off["countdown"]["enabled"] = False
     assert "figures/countdown_transfer.pdf" not in wf.figure_targets(off)
-    assert wf.extra_targets(off) == []
     assert not wf.countdown_enabled(off) and len(wf.figure_targets(off)) == len(wf.FIGURES) - 1
 
 
@@ -186,14 +185,15 @@ def test_mix_takes_rollout_responses_and_reference_solutions():
 # ----------------------------------------------------------------------------- dry runs
 def test_countdown_target_plans_exactly_its_lineage(tmp_path):
     """From nothing, the figure needs: the string base and Stage-1 data (shared with the string
-    lineage), the Multi-Base, two string RL runs from it, String-Base RL L1+2, and 4 x 3 evals."""
+    lineage), the Multi-Base, two string RL runs from it, String-Base RL L1+2, 4 x 3 evals and the
+    Multi-Base's 2-number check."""
     jobs = planned_jobs(tmp_path, "-s", str(ROOT / "Snakefile"), "figures/countdown_transfer.pdf",
                         "--configfile", str(ROOT / "config.yaml"))
     # generate_strings: pretrain, pretrain_prior, pretrain_steps (first-step problems), stage1, level1 and
     # level1to2 (the RL runs from the Multi-Base), val
-    assert jobs == {"generate_countdown": 4, "generate_strings": 7, "pretrain_base": 1, "rollout": 1,
+    assert jobs == {"generate_countdown": 5, "generate_strings": 7, "pretrain_base": 1, "rollout": 1,
                     "filter_rollouts": 1, "mix_sft_data": 1, "rft_sft": 2, "rl": 1, "rl_multi": 2,
-                    "evaluate": 12, "figure": 1}
+                    "evaluate": 13, "figure": 1}
 
 
 def test_countdown_switch_drops_its_targets(tmp_path):

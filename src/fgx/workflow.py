@@ -483,9 +483,9 @@ def countdown_models(config: Mapping) -> list[str]:
             rl_model(STRING_BASE_RUN)]
 
 
-def countdown_eval_targets(config: Mapping) -> list[str]:
-    """Evaluations outside the figure: Multi-Base on held-out 2-number problems (its atomic skill)."""
-    return [f"results/eval/{MULTI_BASE}/countdown{COUNTDOWN_ATOMIC_CHECK}.parquet"]
+def countdown_atomic_check(config: Mapping) -> str:
+    """The Multi-Base on held-out 2-number problems (its atomic skill), a row of the Countdown figure."""
+    return f"results/eval/{MULTI_BASE}/countdown{COUNTDOWN_ATOMIC_CHECK}.parquet"
 
 
 def figure_inputs(config: Mapping, figure: str) -> list[str]:
@@ -507,7 +507,7 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"results/eval/{m}/{split}.parquet" for split in splits for m in models]
     if figure == "countdown_transfer":
         return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)
-                for split in countdown_test_splits(config)]
+                for split in countdown_test_splits(config)] + [countdown_atomic_check(config)]
     raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
 
 
@@ -532,8 +532,3 @@ def figure_targets(config: Mapping) -> list[str]:
 def findings_inputs(config: Mapping) -> list[str]:
     """The CSVs of the figures the findings read, among those the config asks for."""
     return [f"figures/{name}.csv" for name in planned_figures(config) if name in FINDINGS_TABLES]
-
-
-def extra_targets(config: Mapping) -> list[str]:
-    """Targets of `rule all` besides the figures."""
-    return countdown_eval_targets(config) if countdown_enabled(config) else []

@@ -222,6 +222,9 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     if cd is not None and 3 in set(cd["numbers"]):
         three = cd[cd["numbers"] == 3].set_index("model")["avg_at_k"]
         text = ", ".join(f"{m} {100 * v:.1f} %" for m, v in three.items())
+        atomic = cd[cd["numbers"] == 2]
+        if len(atomic):  # the Multi-Base's held-out 2-number check: does it have the atomic skill?
+            text += f" (Multi-Base on 2 numbers {100 * atomic['avg_at_k'].iloc[0]:.1f} %)"
         best = "rl_multi_level1to2" in three.index and three["rl_multi_level1to2"] > 0 and (
             three["rl_multi_level1to2"] >= three.drop("rl_multi_level1to2").max())
         add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", text,
@@ -317,9 +320,11 @@ def _short(row: dict) -> str:
     if "of" in m and "levels as the paper" in m:
         key = m[m.rindex("(") + 1:-1].replace(" as the paper", "")
     if row["finding"].startswith("Countdown"):  # "model x %, ...": the best model, or that all score the same
-        shares = [part.rsplit(" ", 2) for part in m.split(", ")]
+        three, _, atomic = m.partition(" (")
+        shares = [part.rsplit(" ", 2) for part in three.split(", ")]
         same = len({v for _, v, _ in shares}) == 1
         key = f"every model {shares[0][1]} %" if same else " ".join(max(shares, key=lambda p: float(p[1]))[:2]) + " %"
+        key += f" ({atomic}" if atomic else ""
     return f"**{row['verdict']}** {key}"
 
 

@@ -1,9 +1,13 @@
 """Paper Table 1 / Fig. 4: cross-task transfer to Countdown, Avg@k per number count and model.
 
 Inputs: eval parquets ``results/eval/{model}/countdown{n}.parquet`` (one row per prompt with
-``correct: list[bool]`` and ``level`` = the number count; the model is the parent directory's
-name). Avg@k (the paper's Avg@32) is the mean over prompts of each prompt's mean correctness over
-its k samples; the CI is a percentile bootstrap over prompts (``fgx.metrics.bootstrap_mean_ci``).
+``correct: list[bool]``, ``responses``, ``reward_model`` and ``level`` = the number count; the model
+is the parent directory's name), and the Multi-Base's held-out 2-number check (its atomic skill).
+Avg@k (the paper's Avg@32) is the mean over prompts of each prompt's mean correctness over its k
+samples; the CI is a percentile bootstrap over prompts (``fgx.metrics.bootstrap_mean_ci``). The
+table also says how the responses reason (``fgx.tasks.countdown.trace_stats``): step lines per
+response, the share with two or more, the share of step lines computed right, and the share that
+carry a computed value into a later step, which every chain of three or more numbers needs.
 
 Settings (all optional): ``bootstrap`` (resamples, default 1000), ``ci`` (default 0.95),
 ``bootstrap_seed`` (default 0), ``countdown_numbers`` (number counts to keep, default all).
@@ -20,9 +24,11 @@ import pandas as pd
 from fgx.figures import read_with_provenance
 from fgx.figures.style import setup
 from fgx.metrics import bootstrap_mean_ci
+from fgx.tasks.countdown import parse_ground_truth, trace_stats
 
-COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "source",
-           "config_hash"]
+COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "steps",
+           "multi_step", "step_right", "chained", "source", "config_hash"]
+READS = ("correct", "level", "responses", "reward_model")
 
 # The paper's four models, in its order (Table 1).
 MODEL_LABELS = {
@@ -56,8 +62,8 @@ def table(inputs, settings) -> pd.DataFrame:
     rng = np.random.default_rng(int(settings.get("bootstrap_seed", 0)))
     rows = []
     for path in inputs:
-        df = read_with_provenance(path, ("correct", "level"))
-        for col in ("correct", "level"):
+        df = read_with_provenance(path, READS)
+        for col in READS:
             if col not in df.columns:
                 raise ValueError(f"{path}: column {col!r} missing; this figure reads eval parquets "
                                  "(results/eval/{model}/countdown{n}.parquet) written by the evaluate rule")
@@ -72,9 +78,12 @@ def table(inputs, settings) -> pd.DataFrame:
                 raise ValueError(f"{path}: a prompt with no samples in 'correct' (numbers={numbers})")
             per_prompt = sub["correct"].map(lambda xs: float(np.mean(np.asarray(xs, dtype=bool)))).to_numpy()
             lo, hi = bootstrap_mean_ci(per_prompt, resamples=resamples, ci=ci, rng=rng)
+            stats = trace_stats((response, parse_ground_truth(rm["ground_truth"])[1])
+                                for rm, responses in zip(sub["reward_model"], sub["responses"])
+                                for response in responses)
             rows.append({"model": model, "numbers": int(numbers), "avg_at_k": float(per_prompt.mean()),
                          "ci_low": lo, "ci_high": hi, "n_prompts": int(len(sub)), "n_samples": int(counts.min()),
-                         "source": str(path), "config_hash": sub["config_hash"].iloc[0]})
+                         **stats, "source": str(path), "config_hash": sub["config_hash"].iloc[0]})
     out = pd.DataFrame(rows, columns=COLUMNS)
     if out.duplicated(["model", "numbers"]).any():
         dup = out[out.duplicated(["model", "numbers"], keep=False)][["model", "numbers", "source"]]
@@ -106,7 +115,7 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
                 ax.text(p, max(a, top if np.isfinite(top) else a) + 0.5, f"{a:.1f}", ha="center",
                         va="bottom", fontsize=5.5)
     k = int(df["n_samples"].min()) if len(df) else 0
-    ax.set_xticks(x, [f"{n} numbers" for n in numbers])
+    ax.set_xticks(x, [f"{n} numbers" + ("\n(atomic skill)" if n == 2 else "") for n in numbers])
     ax.set_ylabel(f"Avg@{k} (%)")
     top = 100 * float(np.nanmax(df["ci_high"].to_numpy(dtype=float))) if len(df) else 0.0
     ax.set_ylim(0, min(100, max(10, 1.25 * top + 5)))

@@ -46,7 +46,9 @@ import ast
 import hashlib
 import json
 import random
+import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -332,6 +334,56 @@ def solution_text(numbers: list[int], target: int, trace: str = "target") -> str
     elif trace not in TRACES:
         raise ValueError(f"unknown trace {trace!r}: use one of {', '.join(TRACES)}")
     return "".join(line + "\n" for line in lines) + f"<answer>{expr}</answer>\n"
+
+
+_VALUE = r"(\d+|\(-?\d+(?:/\d+)?\))"
+_STEP_LINE = re.compile(rf"^{_VALUE}([-+*/]){_VALUE}={_VALUE}$")
+
+
+def parse_steps(response: str) -> list[Step]:
+    """The ``a<op>b=c`` lines of a compact response, in order (values as written, unchecked);
+    other lines are skipped."""
+    steps = []
+    for line in str(response).splitlines():
+        m = _STEP_LINE.match(line.strip())
+        if m:
+            left, op, right, value = m.groups()
+            steps.append(Step(Fraction(left.strip("()")), op, Fraction(right.strip("()")),
+                              Fraction(value.strip("()"))))
+    return steps
+
+
+def step_value(step: Step) -> Fraction | None:
+    """The true value of a step's operation (None for a division by zero)."""
+    a, b = step.left, step.right
+    if step.op == "/":
+        return a / b if b else None
+    return a + b if step.op == "+" else a - b if step.op == "-" else a * b
+
+
+def trace_stats(samples: Iterable[tuple[str, Iterable[int]]]) -> dict:
+    """How compact responses reason, step by step, over (response, the prompt's numbers) pairs:
+    ``steps`` (step lines per response), ``multi_step`` (share of responses with two or more),
+    ``step_right`` (share of step lines whose value is the operation's true value; NaN without any)
+    and ``chained``
+    (share of responses with a right step that uses a value an earlier right step computed and the
+    prompt does not show: what a chain of three or more numbers needs)."""
+    n = lines = right = multi = chained = 0
+    for response, numbers in samples:
+        shown = {Fraction(int(v)) for v in numbers}
+        steps = parse_steps(response)
+        n += 1
+        lines += len(steps)
+        multi += len(steps) >= 2
+        computed, uses_computed = set(), False
+        for s in steps:
+            if step_value(s) == s.value:
+                right += 1
+                uses_computed |= bool(({s.left, s.right} & computed) - shown)
+                computed.add(s.value)
+        chained += uses_computed
+    return {"steps": lines / max(n, 1), "multi_step": multi / max(n, 1),
+            "step_right": right / lines if lines else float("nan"), "chained": chained / max(n, 1)}
 
 
 def _random_chain_target(rng: random.Random, nums: list[int]) -> int:
