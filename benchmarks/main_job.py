@@ -11,6 +11,7 @@ longest job) and the DAG's wall time; then ``main_job_wall_s: N``
     python benchmarks/main_job.py --then-all --keep /tmp/run0       # the main job, then every figure
     python benchmarks/main_job.py --config seed=1 --keep /tmp/run1  # a top-level --config, keep the run
     python benchmarks/main_job.py --configfile experiments/first-steps-all-marked.yaml
+    python benchmarks/main_job.py --baseline experiments-2026-11 --keep /tmp/run0  # side by side with a tag
 """
 
 from __future__ import annotations
@@ -65,6 +66,47 @@ def rule_times(work: Path) -> dict[str, list[float]]:
     return times
 
 
+def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float, float | None] | None:
+    """Wall seconds of ``cmd`` in ``work`` (and of the whole DAG after it with ``then_all``), None on failure."""
+    print(f"command: {' '.join(cmd)}  (in {work})", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        print(f"error: snakemake exited {proc.returncode} after {wall:.0f} s in {work}", file=sys.stderr)
+        return None
+    if not then_all:
+        return wall, None
+    t1 = time.perf_counter()
+    rest = subprocess.run([c for c in cmd if c != target], cwd=work, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    if rest.returncode != 0:
+        print(rest.stderr[-3000:], file=sys.stderr)
+        print(f"error: snakemake (rule all) exited {rest.returncode} in {work}", file=sys.stderr)
+        return None
+    return wall, wall + time.perf_counter() - t1
+
+
+def print_rules(times: dict[str, list[float]]) -> None:
+    print(f"{'rule':<18} {'jobs':>4} {'job s':>8} {'longest s':>10}")
+    for rule, ts in sorted(times.items(), key=lambda kv: -sum(kv[1])):
+        print(f"{rule:<18} {len(ts):>4} {sum(ts):>8.0f} {max(ts):>10.0f}")
+    print(f"{'all jobs':<18} {sum(map(len, times.values())):>4} {sum(map(sum, times.values())):>8.0f}")
+
+
+def export_commit(commit: str, dest: Path) -> str:
+    """The tree of ``commit`` in ``dest``, as a fresh clone of it would have it; its short hash."""
+    short = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.Popen(["git", "archive", commit], cwd=ROOT, stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise SystemExit(f"error: git archive {commit} failed")
+    return short
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="figures/passk_level_curve.pdf", help="a file target, or 'all'")
@@ -75,6 +117,9 @@ def main(argv=None) -> int:
     ap.add_argument("--then-all", action="store_true",
                     help="after the target, build every figure (rule all) in the same directory and record "
                          "the whole DAG's wall time as rule_all_wall_s")
+    ap.add_argument("--baseline", default=None, metavar="COMMIT",
+                    help="first run the same command on this commit's tree (its own code and config.yaml), "
+                         "then on the working tree, and print the ratio of the two walls")
     args = ap.parse_args(argv)
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="fgx-main-job-"))
@@ -94,25 +139,25 @@ def main(argv=None) -> int:
         cmd += ["--configfile", str(Path(args.configfile).resolve())]
     if args.config:
         cmd += ["--config", *args.config]
-    print(f"machine: {machine()}")
-    print(f"command: {' '.join(cmd)}  (in {work})", flush=True)
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        print(proc.stderr[-3000:], file=sys.stderr)
-        print(f"error: snakemake exited {proc.returncode} after {wall:.0f} s", file=sys.stderr)
-        return 1
-    all_wall = None
-    if args.then_all:
-        t1 = time.perf_counter()
-        rest = subprocess.run([c for c in cmd if c != args.target], cwd=work, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-        if rest.returncode != 0:
-            print(rest.stderr[-3000:], file=sys.stderr)
-            print(f"error: snakemake (rule all) exited {rest.returncode}", file=sys.stderr)
+    print(f"machine: {machine()}", flush=True)
+
+    baseline = None
+    if args.baseline:  # the same command on the older tree first, alone on the machine as the second
+        base_work = Path(tempfile.mkdtemp(prefix="fgx-main-job-baseline-"))
+        base_commit = export_commit(args.baseline, base_work)
+        got = run(base_work, cmd, args.target, args.then_all)
+        if got is None:
             return 1
-        all_wall = wall + time.perf_counter() - t1
+        print(f"baseline {base_commit}:")
+        print_rules(rule_times(base_work))
+        shutil.rmtree(base_work, ignore_errors=True)
+        baseline = (base_commit, *got)
+        print(f"{commit}:")
+
+    got = run(work, cmd, args.target, args.then_all)
+    if got is None:
+        return 1
+    wall, all_wall = got
     times = rule_times(work)
     if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
         import json
@@ -122,16 +167,22 @@ def main(argv=None) -> int:
                   "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}}
         if all_wall is not None:
             record["rule_all_wall_s"] = round(all_wall)
+        if baseline:
+            record["baseline"] = {"commit": baseline[0], "wall_s": round(baseline[1]),
+                                  **({"rule_all_wall_s": round(baseline[2])} if baseline[2] else {})}
         (work / "run.json").write_text(json.dumps(record, indent=2) + "\n")
-    print(f"{'rule':<18} {'jobs':>4} {'job s':>8} {'longest s':>10}")
-    for rule, ts in sorted(times.items(), key=lambda kv: -sum(kv[1])):
-        print(f"{rule:<18} {len(ts):>4} {sum(ts):>8.0f} {max(ts):>10.0f}")
-    print(f"{'all jobs':<18} {sum(map(len, times.values())):>4} {sum(map(sum, times.values())):>8.0f}")
+    print_rules(times)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     print(f"main_job_wall_s: {wall:.0f}")
     if all_wall is not None:
         print(f"rule_all_wall_s: {all_wall:.0f}")
+    if baseline:
+        print(f"baseline_main_job_wall_s: {baseline[1]:.0f}  ({baseline[0]})")
+        print(f"speedup_main_job: {baseline[1] / wall:.2f}x")
+        if all_wall is not None and baseline[2]:
+            print(f"baseline_rule_all_wall_s: {baseline[2]:.0f}")
+            print(f"speedup_rule_all: {baseline[2] / all_wall:.2f}x")
     return 0
 
 
