@@ -35,15 +35,17 @@ from fgx.checkout import copy_checkout  # noqa: E402
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
+    cpu, flags = platform.processor() or platform.machine(), ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith("model name") and cpu == (platform.processor() or platform.machine()):
                 cpu = line.split(":", 1)[1].strip()
-                break
+            elif line.startswith("flags") and not flags:
+                flags = line.split(":", 1)[1]
     except OSError:
         pass
-    out = f"{cpu}, {os.cpu_count()} cores"
+    # the vector unit moves CPU times by up to 2x between machines of one model name
+    out = f"{cpu}{' with AVX-512' if ' avx512f' in flags else ''}, {os.cpu_count()} cores"
     try:
         import torch
 
@@ -66,8 +68,9 @@ def rule_times(work: Path) -> dict[str, list[float]]:
     return times
 
 
-def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float, float | None] | None:
-    """Wall seconds of ``cmd`` in ``work`` (and of the whole DAG after it with ``then_all``), None on failure."""
+def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float, float | None, dict] | None:
+    """Wall seconds of ``cmd`` in ``work``, of the whole DAG after it with ``then_all``, and the target's
+    job seconds by rule (before the rest of the DAG adds its own); None on failure."""
     print(f"command: {' '.join(cmd)}  (in {work})", flush=True)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -76,8 +79,9 @@ def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float,
         print(proc.stderr[-3000:], file=sys.stderr)
         print(f"error: snakemake exited {proc.returncode} after {wall:.0f} s in {work}", file=sys.stderr)
         return None
+    times = rule_times(work)
     if not then_all:
-        return wall, None
+        return wall, None, times
     t1 = time.perf_counter()
     rest = subprocess.run([c for c in cmd if c != target], cwd=work, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -85,7 +89,7 @@ def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float,
         print(rest.stderr[-3000:], file=sys.stderr)
         print(f"error: snakemake (rule all) exited {rest.returncode} in {work}", file=sys.stderr)
         return None
-    return wall, wall + time.perf_counter() - t1
+    return wall, wall + time.perf_counter() - t1, times
 
 
 def print_rules(times: dict[str, list[float]]) -> None:
@@ -149,24 +153,24 @@ def main(argv=None) -> int:
         if got is None:
             return 1
         print(f"baseline {base_commit}:")
-        print_rules(rule_times(base_work))
+        print_rules(got[2])
         shutil.rmtree(base_work, ignore_errors=True)
-        baseline = (base_commit, *got)
+        baseline = (base_commit, got[0], got[1])
         print(f"{commit}:")
 
     got = run(work, cmd, args.target, args.then_all)
     if got is None:
         return 1
-    wall, all_wall = got
-    times = rule_times(work)
+    wall, all_wall, times = got
     if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
         import json
 
         record = {"machine": machine(), "wall": f"{wall / 60:.0f} min", "wall_s": round(wall),
                   "commit": commit, "target": args.target, "config": args.config, "configfile": args.configfile,
                   "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}}
-        if all_wall is not None:
+        if all_wall is not None:  # job_s stays the target's; the whole DAG's jobs are summed apart
             record["rule_all_wall_s"] = round(all_wall)
+            record["rule_all_job_s"] = {rule: round(sum(ts)) for rule, ts in rule_times(work).items()}
         if baseline:
             record["baseline"] = {"commit": baseline[0], "wall_s": round(baseline[1]),
                                   **({"rule_all_wall_s": round(baseline[2])} if baseline[2] else {})}

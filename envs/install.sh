@@ -2,12 +2,18 @@
 # Create ./.venv with fgx and its pinned CPU dependencies (idempotent; ~3 min on a fresh machine).
 #   bash envs/install.sh            # core stack: torch (CPU), transformers, snakemake, pandas, ...
 #   FGX_EXTRAS=verl bash envs/install.sh   # also verl (CPU install: checks its Hydra configs)
-# The torch pin matters: an unpinned torch pulls several GB of CUDA wheels.
+#   FGX_TORCH_INDEX=https://download.pytorch.org/whl/cpu bash envs/install.sh   # CPU-only torch on Linux
+# The torch pin matters: a range admitting newer releases can pull several GB of CUDA wheels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+# PyPI's Linux torch wheel bundles CUDA libraries (GBs); FGX_TORCH_INDEX picks another index for torch,
+# e.g. https://download.pytorch.org/whl/cpu for the CPU-only wheel
+if [ -n "${FGX_TORCH_INDEX:-}" ]; then
+  .venv/bin/python -m pip install -q "$(grep -E '^torch==' envs/requirements.txt)" --index-url "$FGX_TORCH_INDEX"
+fi
 .venv/bin/python -m pip install -q -r envs/requirements.txt
 .venv/bin/python -m pip install -q --no-deps -e .
 for extra in ${FGX_EXTRAS:-}; do

@@ -299,7 +299,7 @@ README_FINDINGS = (
     ("2. RL Level 2 − RL Level 1, Level 4", "≈ +14"),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
     ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
-    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves", "≈ +14"),
+    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves", "≈ +14 on all prompts"),
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
     ("3. RL Level 2 − iterative RFT, Level 3", "RFT ≤ 2.6 %"),
     ("4. pass@k gap grows with k at Levels ≥ 3, shrinks at 1–2", "yes"),
