@@ -4,8 +4,8 @@ rerun with the same command, ends with the same outputs as an uninterrupted run 
 
 Kill signals differ per point (SIGKILL, SIGTERM, SIGINT to Snakemake's whole process group), as a
 machine that dies, a SLURM time limit and a Ctrl-C would; after a SIGKILL Snakemake's lock stays, and
-the rerun starts with ``snakemake --unlock`` as Snakemake's own message says. Checkpoints are taken every second
-(FGX_CHECKPOINT_SECONDS=1; the default is 60) so that the tiny jobs have one to resume from. The
+the rerun starts with ``snakemake --unlock`` as Snakemake's own message says. Checkpoints are taken every 0.3 s
+(FGX_CHECKPOINT_SECONDS=0.3; the default is 60) so that the tiny jobs have one to resume from. The
 comparison covers every parquet table (responses, scores, metrics; step times excepted) and every
 model's weights; sampling on the CPU is bitwise repeatable on one machine, so equality is exact.
 """
@@ -27,18 +27,20 @@ from smoke import SNAKEMAKE, fresh_copy
 pytestmark = [pytest.mark.slow, pytest.mark.faults]
 
 # (what to wait for, the signal, a name): a kill point is reached when the glob matches in the run directory
+# and how long to let the job run on before the kill: the smoke pretraining lasts a few seconds, so it
+# is killed at its first checkpoint (every 0.3 s here) with most of its steps still to go
 KILL_POINTS = [
-    ("results/work/pretrain_base/step_*", signal.SIGKILL, "pretraining"),
-    ("results/rl/*/work/step_*", signal.SIGTERM, "RL"),
-    ("logs/evaluate/*/*.log", signal.SIGINT, "an evaluation"),
-    ("logs/figure/*.log", signal.SIGKILL, "a figure"),
+    ("results/work/pretrain_base/step_*", signal.SIGKILL, "pretraining", 0.0),
+    ("results/rl/*/work/step_*", signal.SIGTERM, "RL", 0.5),
+    ("logs/evaluate/*/*.log", signal.SIGINT, "an evaluation", 0.5),
+    ("logs/figure/*.log", signal.SIGKILL, "a figure", 0.5),
 ]
 
 
-def _run_until(work: Path, pattern: str, sig, timeout: float = 600) -> tuple[bool, float]:
+def _run_until(work: Path, pattern: str, sig, delay: float, timeout: float = 600) -> tuple[bool, float]:
     """Start the smoke DAG; kill its process group with ``sig`` once ``pattern`` matches. Returns whether
     it was killed (False: it finished first) and the seconds it ran."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "FGX_CHECKPOINT_SECONDS": "1"}
+    env = {**os.environ, "PYTHONHASHSEED": "0", "FGX_CHECKPOINT_SECONDS": "0.3"}
     # a SIGKILLed Snakemake leaves its lock behind; `--unlock` is what its message tells the user to run
     subprocess.run([*SNAKEMAKE, "--unlock", "--configfile", ".test/config.yaml"], cwd=work, env=env,
                    capture_output=True, check=True)
@@ -47,7 +49,7 @@ def _run_until(work: Path, pattern: str, sig, timeout: float = 600) -> tuple[boo
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     while proc.poll() is None and time.time() - t0 < timeout:
         if list(work.glob(pattern)):
-            time.sleep(0.5)  # let the job get going past the point
+            time.sleep(delay)  # let the job get going past the point
             os.killpg(proc.pid, sig)
             proc.wait()
             time.sleep(1)
@@ -82,8 +84,8 @@ def test_killed_anywhere_the_rerun_ends_where_an_uninterrupted_run_does(smoke_ru
 
     work = fresh_copy(tmp_path / "fgx")
     killed = []
-    for i, (pattern, sig, name) in enumerate(KILL_POINTS):
-        was_killed, secs = _run_until(work, pattern, sig)
+    for i, (pattern, sig, name, delay) in enumerate(KILL_POINTS):
+        was_killed, secs = _run_until(work, pattern, sig, delay)
         killed.append((name, was_killed, round(secs, 1)))
         shutil.copytree(work / "logs", tmp_path / f"logs_after_kill{i}")  # a rerun rewrites a job's log
     env = {**os.environ, "PYTHONHASHSEED": "0"}

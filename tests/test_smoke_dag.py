@@ -61,16 +61,19 @@ def test_figures_and_tables(smoke_run):
 
 
 def test_countdown_transfer_table(smoke_run):
-    """Paper Table 1's shape: 4 models x 3 number counts, Avg@4 of 4 prompts each, with CIs."""
+    """Paper Table 1's shape: 4 models x 3 number counts and the Multi-Base's 2-number check, Avg@4 of
+    4 prompts each, with CIs and the answers' step statistics."""
     cd = pd.read_csv(smoke_run / "figures/countdown_transfer.csv")
     assert list(dict.fromkeys(cd["model"])) == ["stage1_multi", "rl_multi_level1", "rl_multi_level1to2",
                                                 "rl_level1to2"]
-    assert len(cd) == 12 and set(cd["numbers"]) == {3, 4, 5}
+    assert len(cd) == 13 and set(cd["numbers"]) == {2, 3, 4, 5}
+    assert list(cd.loc[cd["numbers"] == 2, "model"]) == ["stage1_multi"]
+    assert cd["multi_step"].between(0, 1).all() and cd["chained"].between(0, 1).all() and (cd["steps"] >= 0).all()
     assert not cd.duplicated(["model", "numbers"]).any()
     assert (cd["n_prompts"] == 4).all() and (cd["n_samples"] == 4).all()
     assert cd["avg_at_k"].between(0, 1).all()
     assert (cd["ci_low"] <= cd["avg_at_k"] + 1e-9).all() and (cd["avg_at_k"] <= cd["ci_high"] + 1e-9).all()
-    assert cd["source"].str.match(r"results/eval/\w+/countdown[345]\.parquet").all()
+    assert cd["source"].str.match(r"results/eval/\w+/countdown[2345]\.parquet").all()
     # the Multi-Base's held-out 2-number check and its training data (reference traces) exist
     check = pd.read_parquet(smoke_run / "results/eval/stage1_multi/countdown2.parquet")
     assert len(check) == 4 and check["level"].eq(2).all()
