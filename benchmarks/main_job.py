@@ -36,16 +36,14 @@ from fgx.checkout import copy_checkout  # noqa: E402
 
 def machine() -> str:
     cpu, flags = platform.processor() or platform.machine(), ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and cpu == (platform.processor() or platform.machine()):
-                cpu = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = line.split(":", 1)[1]
+    try:  # the first CPU's fields (every core reports the same model and flags)
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+        fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in first.splitlines())}
+        cpu, flags = fields.get("model name", cpu), fields.get("flags", "")
     except OSError:
         pass
     # the vector unit moves CPU times by up to 2x between machines of one model name
-    out = f"{cpu}{' with AVX-512' if ' avx512f' in flags else ''}, {os.cpu_count()} cores"
+    out = f"{cpu}{' with AVX-512' if 'avx512f' in flags.split() else ''}, {os.cpu_count()} cores"
     try:
         import torch
 
