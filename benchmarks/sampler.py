@@ -5,6 +5,10 @@ default, as in a rollout), same batch (HF: consecutive chunks of --batch prompts
 slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted = generated tokens up to and including eos, for
 both. Last line: ``sampler_vs_hf_generate: N.NNx``.
 
+``--breakdown`` also times one decode step of fgx's sampler (the cache half full) against the weight
+matmuls of that step alone, the floor no saving on other ops can go below, and prints the ratio to HF
+``generate`` that fgx would reach if every other op cost nothing.
+
     flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128] [--device cuda]
 """
 
@@ -32,6 +36,8 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu", help="cpu | cuda (both samplers run there)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per sampler (best is kept)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="time a decode step against its weight matmuls alone (the sampler's floor)")
     args = ap.parse_args(argv)
 
     import torch
@@ -93,7 +99,55 @@ def main(argv=None):
             ntok, dt = fn()
             best[name] = max(best[name], ntok / dt)
             print(f"{name}: {ntok} tokens in {dt:.2f}s = {ntok / dt:,.0f} tok/s", flush=True)
-    print(f"sampler_vs_hf_generate: {best['fgx'] / best['hf_generate']:.2f}x")
+    ratio = best["fgx"] / best["hf_generate"]
+    if args.breakdown:
+        step_ms, mm_ms, gflops = decode_breakdown(model, args.batch, args.max_new_tokens, getattr(torch, args.dtype),
+                                                  sync)
+        print(f"decode_step_ms: {step_ms:.2f} (batch {args.batch})")
+        print(f"weight_matmuls_ms: {mm_ms:.2f} ({gflops:.0f} GFLOP/s; {mm_ms / step_ms:.0%} of a decode step)")
+        print(f"sampler_vs_hf_generate_bound: {ratio * step_ms / mm_ms:.2f}x (every op but the weight matmuls free)")
+    print(f"sampler_vs_hf_generate: {ratio:.2f}x")
+
+
+def decode_breakdown(model, batch: int, max_new_tokens: int, dtype, sync, repeats: int = 30):
+    """Milliseconds of one decode step of fgx's sampler at ``batch`` rows with the cache half full, of the
+    same step's weight matmuls alone, and those matmuls' GFLOP/s."""
+    import torch
+    import torch.nn.functional as F
+
+    from fgx.engines.torch.sampler import FastLlamaDecoder
+
+    dec = FastLlamaDecoder(model, dtype=dtype)
+    prompt = 32
+    K, V = dec.new_cache(batch, prompt + max_new_tokens)
+    S = prompt + max_new_tokens // 2
+    tok = torch.randint(1, dec.embed.shape[0], (batch,), device=dec.device)
+    pos = torch.full((batch,), S - 1, dtype=torch.long, device=dec.device)
+    x = torch.randn(batch, dec.embed.shape[1], device=dec.device, dtype=dec.embed.dtype)
+
+    def matmuls():
+        for L in dec.layers:
+            F.linear(x, L["qkv"])
+            F.linear(x, L["o"])
+            up = F.linear(x, L["gu"])
+            F.linear(up[:, : L["down"].shape[1]], L["down"])
+        F.linear(x, dec.lm_head)
+
+    def ms(fn):
+        for _ in range(3):
+            fn()
+        sync()
+        t = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        sync()
+        return (time.perf_counter() - t) / repeats * 1e3
+
+    with torch.no_grad():
+        step_ms = ms(lambda: dec.decode(tok, pos, K, V, S))
+        mm_ms = ms(matmuls)
+    weights = sum(L[k].numel() for L in dec.layers for k in ("qkv", "o", "gu", "down")) + dec.lm_head.numel()
+    return step_ms, mm_ms, 2 * batch * weights / (mm_ms * 1e6)
 
 
 if __name__ == "__main__":
