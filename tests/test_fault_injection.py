@@ -26,9 +26,9 @@ from smoke import SNAKEMAKE, fresh_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.faults]
 
-# (what to wait for, the signal, a name): a kill point is reached when the glob matches in the run directory
-# and how long to let the job run on before the kill: the smoke pretraining lasts a few seconds, so it
-# is killed at its first checkpoint (every 0.3 s here) with most of its steps still to go
+# (what to wait for, the signal, a name, seconds to let the job run on before the kill): a kill point is
+# reached when the glob matches in the run directory. The smoke pretraining lasts a few seconds, so it is
+# killed at its first checkpoint (every 0.3 s here) with most of its steps still to go
 KILL_POINTS = [
     ("results/work/pretrain_base/step_*", signal.SIGKILL, "pretraining", 0.0),
     ("results/rl/*/work/step_*", signal.SIGTERM, "RL", 0.5),
