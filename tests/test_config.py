@@ -111,6 +111,13 @@ def test_cross_key_rules():
         with pytest.raises(ConfigError, match=f"data.{key}.*min <= max"):
             validate_config(bad)
     bad = copy.deepcopy(cfg)
+    bad["data"]["pretrain_prior_level_shares"] = [3, 1, 1]  # three shares, two depths
+    with pytest.raises(ConfigError, match=r"pretrain_prior_level_shares': got 3 shares .* depths 2..3.*2 in all"):
+        validate_config(bad)
+    bad["data"]["pretrain_prior_level_shares"] = [3, 0]
+    with pytest.raises(ConfigError, match="pretrain_prior_level_shares"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
     bad["data"]["pretrain_step_levels"] = [1, 3]
     with pytest.raises(ConfigError, match="pretrain_step_levels.*compositions"):
         validate_config(bad)

@@ -278,6 +278,23 @@ def test_prior_has_one_custom_call_and_never_one_inside_another():
         S.generate_problems(stage=1, split="train", min_level=2, max_level=2, num=1, seed=0, grammar="builtins")
 
 
+def test_level_shares_split_the_problems_in_proportion():
+    from collections import Counter
+
+    probs = S.generate_problems(stage=1, split="train", min_level=2, max_level=5, num=83, seed=5,
+                                max_value_len=8, grammar="prior", level_shares=[3, 3, 1, 1])
+    # 83 * 3 // 8 = 31, 83 // 8 = 10; the one left over goes to the lowest level
+    assert Counter(p.level for p in probs) == {2: 32, 3: 31, 4: 10, 5: 10}
+    even = S.generate_problems(stage=1, split="train", min_level=2, max_level=5, num=83, seed=5,
+                               max_value_len=8, grammar="prior", level_shares=[2, 2, 2, 2])
+    assert even == S.generate_problems(stage=1, split="train", min_level=2, max_level=5, num=83, seed=5,
+                                       max_value_len=8, grammar="prior")
+    for bad in ([3, 1], [3, 3, 1, 0], [1, 1, 1, 1.5]):
+        with pytest.raises(ValueError, match="level_shares must be 4 positive integers, one per level 2..5"):
+            S.generate_problems(stage=1, split="train", min_level=2, max_level=5, num=8, seed=0,
+                                grammar="prior", level_shares=bad)
+
+
 def test_carried_pretraining_inputs_are_values_the_functions_produce():
     """``inputs="carried"``: every other Level-1 problem reads a string that one or two of the 25
     functions made (what a composition's second step reads), within the value cap; seeded; the

@@ -58,6 +58,17 @@ def test_prior_depth_reaches_only_the_prior(config):
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
 
 
+def test_prior_level_shares_reach_only_the_prior_and_equal_shares_are_the_even_split(config):
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    config["data"].update(pretrain_prior_levels=[2, 5], pretrain_prior_level_shares=[1, 1, 1, 1])
+    even = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert "--level-shares" not in even["pretrain_prior"]
+    config["data"]["pretrain_prior_level_shares"] = [3, 3, 1, 1]
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
+    assert after["pretrain_prior"] == even["pretrain_prior"] + " --level-shares 3 3 1 1"
+
+
 def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     """Exact prior expressions never reach the held-out sets (the leakage check's rule); the
     dependency runs one way only, so a test-set knob never reruns pretraining."""

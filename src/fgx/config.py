@@ -91,6 +91,12 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         levels = data.get(key)
         if isinstance(levels, list) and levels and levels[0] < 2:
             problems.append(f"key 'data.{key}': got {levels}; these are compositions, so min >= 2")
+    shares, prior_levels = data.get("pretrain_prior_level_shares"), data.get("pretrain_prior_levels")
+    if isinstance(shares, list) and _is_range(prior_levels) and len(shares) != prior_levels[1] - prior_levels[0] + 1:
+        depths = prior_levels[1] - prior_levels[0] + 1
+        problems.append(f"key 'data.pretrain_prior_level_shares': got {len(shares)} shares {shares} for depths "
+                        f"{prior_levels[0]}..{prior_levels[1]} (data.pretrain_prior_levels); give one per depth, "
+                        f"{depths} in all, or null for an even split")
     many = (config.get("evaluate") or {}).get("many_samples") or {}
     test_levels, many_levels = data.get("test_levels"), many.get("levels")
     if _is_range(test_levels) and _is_range(many_levels) and not (

@@ -87,7 +87,7 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     elif split == "pretrain_prior":
         lo_p, hi_p = data["pretrain_prior_levels"]
         spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
-                    grammar="prior")
+                    grammar="prior", level_shares=data["pretrain_prior_level_shares"])
     elif split == "pretrain_steps":
         lo_s, hi_s = data["pretrain_step_levels"]
         spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
@@ -150,6 +150,9 @@ def generate_args(config: Mapping, split: str) -> str:
     if spec.get("first_step"):
         args.append("--first-step")
         args.append(f"--first-step-unmarked {spec['first_step_unmarked']}")
+    # equal shares are the even split: the command (and so the split's file) stays that of no shares
+    if spec.get("level_shares") and len(set(spec["level_shares"])) > 1:
+        args.append("--level-shares " + " ".join(str(s) for s in spec["level_shares"]))
     if generate_exclusions(config, split):
         args.append("--exclude " + " ".join(generate_exclusions(config, split)))
     return " ".join(args)

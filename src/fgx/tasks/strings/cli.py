@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--first-step-unmarked", type=float, default=0.0, metavar="SHARE",
                    help="with --first-step: this share of the prompts (0..1) goes without the '>' mark, so an "
                         "ordinary composition is answered after its first step (default 0: every prompt marked)")
+    g.add_argument("--level-shares", type=int, nargs="+", default=None, metavar="N",
+                   help="one positive integer per level, min..max: problems per level in these proportions "
+                        "(default: evenly)")
     return p
 
 
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,
-                      inputs=args.inputs, first_step=args.first_step, first_step_unmarked=args.first_step_unmarked)
+                      inputs=args.inputs, first_step=args.first_step, first_step_unmarked=args.first_step_unmarked,
+                      level_shares=args.level_shares)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

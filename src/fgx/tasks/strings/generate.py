@@ -239,9 +239,14 @@ class Problem:
         return render_code(self.expr)
 
 
-def _per_level(num: int, levels: list[int]) -> list[int]:
-    """Problems per level: ``num`` split evenly, the remainder one each to the lowest levels."""
-    counts = [num // len(levels)] * len(levels)
+def _per_level(num: int, levels: list[int], shares: list[int] | None = None) -> list[int]:
+    """Problems per level: ``num`` split in proportion to ``shares`` (default: evenly), rounded down,
+    the remainder one each to the lowest levels."""
+    shares = [1] * len(levels) if shares is None else list(shares)
+    if len(shares) != len(levels) or any(not isinstance(s, int) or isinstance(s, bool) or s < 1 for s in shares):
+        raise ValueError(f"level_shares must be {len(levels)} positive integers, one per level "
+                         f"{levels[0]}..{levels[-1]}; got {shares}")
+    counts = [num * s // sum(shares) for s in shares]
     for i in range(num - sum(counts)):
         counts[i] += 1
     return counts
@@ -251,8 +256,9 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
-                      inputs: str = "lowercase") -> list[Problem]:
-    """Draw ``num`` unique problems, split evenly over levels min_level..max_level.
+                      inputs: str = "lowercase", level_shares: list[int] | None = None) -> list[Problem]:
+    """Draw ``num`` unique problems over levels min_level..max_level, split evenly or, with
+    ``level_shares`` (one positive integer per level), in those proportions.
 
     ``grammar``: ``upstream`` (the paper's expressions) or ``prior`` (:class:`PriorSampler`).
     ``inputs``: ``lowercase`` (upstream: 3..10 lowercase letters) or ``carried`` (the tiny model's
@@ -290,7 +296,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     rng = random.Random(seed)
     seen = set(exclude)
     levels = list(range(min_level, max_level + 1))
-    counts = _per_level(num, levels)
+    counts = _per_level(num, levels, level_shares)
     out: list[Problem] = []
     bar = None
     if progress:
@@ -418,7 +424,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", inputs: str = "lowercase", first_step: bool = False,
-             first_step_unmarked: float = 0.0):
+             first_step_unmarked: float = 0.0, level_shares: list[int] | None = None):
     """Generate a verl-schema DataFrame (one row per problem): ``grammar``, ``inputs`` and the rest
     as :func:`generate_problems`; ``first_step`` asks each problem for its first reduction step only
     (see :func:`make_row`), and ``first_step_unmarked`` is the share of those rows, drawn with their
@@ -434,7 +440,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs)
+                                 inputs=inputs, level_shares=level_shares)
     # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
     unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, first_step=first_step,
