@@ -115,7 +115,8 @@ def test_cross_key_rules():
     with pytest.raises(ConfigError, match=r"pretrain_prior_level_shares': got 3 shares .* depths 2..3.*2 in all"):
         validate_config(bad)
     bad["data"]["pretrain_prior_level_shares"] = [3, 0]
-    with pytest.raises(ConfigError, match="pretrain_prior_level_shares"):
+    with pytest.raises(ConfigError, match=r"pretrain_prior_level_shares': got \[3, 0\]; want null \(evenly\) or one "
+                                          r"positive integer per depth"):
         validate_config(bad)
     bad = copy.deepcopy(cfg)
     bad["data"]["pretrain_step_levels"] = [1, 3]

@@ -48,6 +48,8 @@ def _explain(error: jsonschema.ValidationError) -> str:
         return f"key '{key}': got {found}; {v} is {s[v]}"
     if v == "type":
         return f"key '{key}': got {found}; expected type {s['type']}"
+    if v in {"oneOf", "anyOf"} and "description" in s:  # a key of several forms says which ones in words
+        return f"key '{key}': got {found}; want {s['description']}"
     return f"key '{key}': {error.message}"
 
 
