@@ -95,6 +95,27 @@ def test_model_contrasts_figure(tmp_path):
         FIG_MC.table([paths["rl_level2"], other], {"pairs": [["rl_level2", "rl_level1"]]})
 
 
+def test_model_contrasts_on_the_full_trace_test_set(tmp_path):
+    """With test_full_trace.parquet evaluations beside the test set's, every pair is compared on that set too."""
+    models = (("rl_level2", 1), ("rl_level1", 3))
+    paths = [str(eval_parquet(tmp_path / "eval" / m / f"{split}.parquet", wrong_share=w, seed=seed))
+             for split, seed in (("test", 0), ("test_full_trace", 7)) for m, w in models]
+    settings = {"pairs": [["rl_level2", "rl_level1"]], "bootstrap": 200}
+    table = FIG_MC.table(paths, settings)
+    assert table["prompts"].value_counts().to_dict() == {"all": 2, "full trace only": 2, "full-trace test set": 2}
+    on_set = table[table["prompts"] == "full-trace test set"].set_index("level")
+    assert on_set["diff"].tolist() == pytest.approx([0.5, 0.5]) and (on_set["n_prompts"] == 2).all()
+    assert on_set["source"].str.endswith("rl_level2/test_full_trace.parquet").all()
+    pdf = tmp_path / "model_contrasts.pdf"
+    FIG_MC.draw(table, pdf, settings)
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="rl_level1/test_full_trace.parquet"):
+        FIG_MC.table(paths[:3], settings)  # one model of the pair lacks the set
+    odd = str(eval_parquet(tmp_path / "eval" / "rl_level1" / "test_many.parquet", wrong_share=3))
+    with pytest.raises(ValueError, match="neither a test.parquet nor a test_full_trace.parquet"):
+        FIG_MC.table(paths + [odd], settings)
+
+
 def test_function_transfer_figure(tmp_path):
     # held-out functions (Levels 2-4): rl_level2 right 2 of 4, rl_level1 1 of 4; train functions (Levels 2-3):
     # rl_level2 4 of 4, rl_level1 1 of 4. The held-out side is cut to the train-functions set's levels.

@@ -196,9 +196,16 @@ def test_level4_on_prompts_only_a_full_trace_solves_has_its_own_verdict():
     tables = _tables(0.20)
     assert _verdicts(tables)[name] == "not run"  # a contrast table without the prompts column
     every = tables["model_contrasts"].assign(prompts="all")
-    for diff, verdict in ((0.06, "holds"), (0.02, "partly"), (0.0, "no")):
+    for diff, verdict in ((0.06, "holds"), (0.045, "partly"), (0.02, "partly"), (0.0, "no")):
         full = every.assign(prompts="full trace only", diff=diff, ci_low=diff - 0.04, ci_high=diff + 0.04, n_prompts=34)
         tables["model_contrasts"] = pd.concat([every, full], ignore_index=True)
         assert _verdicts(tables)[name] == verdict
         # the other findings still read every prompt
         assert _verdicts(tables)["RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"] == "holds"
+    # the full-trace test set, where the run has one, decides the row over the test set's few such prompts
+    full = every.assign(prompts="full trace only", diff=0.06, ci_low=0.02, ci_high=0.10, n_prompts=34)
+    on_set = every.assign(prompts="full-trace test set", diff=0.004, ci_low=-0.003, ci_high=0.011, n_prompts=256)
+    tables["model_contrasts"] = pd.concat([every, full, on_set], ignore_index=True)
+    assert _verdicts(tables)[name] == "partly"
+    row = next(r for r in F.check(tables) if r["finding"] == name)
+    assert "of the full-trace test set's 256 prompts" in row["measured"]

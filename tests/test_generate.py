@@ -333,3 +333,31 @@ def test_with_first_leaf_replaces_the_string_the_first_step_reads():
     assert S.render_chain(with_first_leaf(e, "AbC"), "zz") == '"AbC".f8(2).f17()'
     concat = Concat(Str("ab"), X)  # the left operand is the first leaf; x stays x
     assert S.render_code(with_first_leaf(concat, "Q1")) == "('Q1' + x)"
+
+
+def test_full_trace_only_keeps_problems_no_one_step_wrong_trace_solves():
+    """``full_trace_only``: every problem needs its full trace (``fgx.tasks.strings.shortcuts``); about five in
+    six unfiltered Level-4 problems have such a shortcut at the tiny default's value cap."""
+    from fgx.tasks.strings.shortcuts import shortcut_kinds
+
+    kw = dict(stage=2, split="test", min_level=4, max_level=4, num=40, seed=3, max_value_len=8, partition="test")
+    plain = S.generate_problems(**kw)
+    full = S.generate_problems(**kw, full_trace_only=True)
+    assert len(full) == 40 and all(p.level == 4 for p in full)
+    assert not any(shortcut_kinds(p.expr, p.x, p.output, 8) for p in full)
+    assert any(shortcut_kinds(p.expr, p.x, p.output, 8) for p in plain)
+    assert full == S.generate_problems(**kw, full_trace_only=True)  # seeded
+    df = S.generate(**kw, style="compact", full_trace_only=True)
+    assert len(df) == 40
+
+
+def test_cli_full_trace_only(tmp_path):
+    from fgx.tasks.strings.cli import main
+    from fgx.tasks.strings.shortcuts import has_shortcut
+
+    out = tmp_path / "full.parquet"
+    assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "3", "--num", "12", "--seed",
+                 "1", "--style", "compact", "--max-value-len", "8", "--partition", "test", "--full-trace-only",
+                 "--out", str(out)]) == 0
+    df = pd.read_parquet(out)
+    assert len(df) == 12 and not any(has_shortcut(rm["ground_truth"], 8) for rm in df["reward_model"])

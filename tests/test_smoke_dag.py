@@ -39,10 +39,15 @@ def test_figures_and_tables(smoke_run):
     for _, g in passk.groupby(["model", "level"]):
         assert g.sort_values("k")["pass_at_k"].diff().dropna().ge(-1e-9).all()
     # the paired differences agree with the two models' own pass@1 on the same prompts
-    contrasts = pd.read_csv(smoke_run / "figures/model_contrasts.csv")
-    assert contrasts[["a", "b"]].drop_duplicates().values.tolist() == [
+    every = pd.read_csv(smoke_run / "figures/model_contrasts.csv")
+    assert every[["a", "b"]].drop_duplicates().values.tolist() == [
         ["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"], ["rl_level1", "stage1"],
         ["rl_level2", "rft_level2_iter2"]]
+    # every pair on the full-trace test set too (data.test_full_trace_levels: [3, 3], 4 prompts in the smoke config)
+    on_set = every[every["prompts"] == "full-trace test set"]
+    assert len(on_set) == 4 and set(on_set["level"]) == {3} and (on_set["n_prompts"] == 4).all()
+    assert on_set["source"].str.endswith("/test_full_trace.parquet").all()
+    contrasts = every[every["prompts"] == "all"]
     at_1 = passk[passk["k"] == 1].set_index(["model", "level"])["pass_at_k"]
     for _, row in contrasts[contrasts["b"] != "rft_level2_iter2"].iterrows():
         assert row["diff"] == pytest.approx(at_1[(row["a"], row["level"])] - at_1[(row["b"], row["level"])])

@@ -95,7 +95,7 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
     assert after["pretrain_steps"].startswith("--stage 1 ")
     assert after["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
-    assert sorted(s for s in before if before[s] != after[s]) == ["test", "test_train_funcs", "val"]
+    assert sorted(s for s in before if before[s] != after[s]) == ["test", "test_full_trace", "test_train_funcs", "val"]
     steps = "results/data/strings/pretrain_steps.parquet"
     assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
     config["data"]["pretrain_step_levels"] = [3, 4]
@@ -133,10 +133,39 @@ def test_test_set_over_the_train_functions(config):
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_train_funcs"]
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "test_train_funcs" not in wf.string_splits(config) and wf.eval_splits(config) == ["test", "val"]
+    assert "test_train_funcs" not in wf.string_splits(config) and wf.eval_splits(config) == ["test", "val", "test_full_trace"]
     assert "function_transfer" not in wf.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
         wf.string_split_spec(config, "test_train_funcs")
+
+
+def test_full_trace_test_set(config):
+    """data.test_full_trace_per_level adds a held-out set (test partition, eval functions) of prompts only a
+    full trace solves, none of them in the test set; every model of a contrast pair is evaluated on it for
+    the model_contrasts figure, and no other split or figure changes with its knobs."""
+    spec = wf.string_split_spec(config, "test_full_trace")
+    lo, hi = config["data"]["test_full_trace_levels"]
+    assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "test", lo, hi)
+    assert spec["num"] == config["data"]["test_full_trace_per_level"] * (hi - lo + 1)
+    args = wf.generate_args(config, "test_full_trace")
+    assert "--partition test " in args and "--full-trace-only" in args
+    excluded = wf.generate_exclusions(config, "test_full_trace")
+    assert excluded == wf.generate_exclusions(config, "test") + ["results/data/strings/test.parquet"]
+    assert "test_full_trace" in wf.eval_splits(config) and "test_full_trace" not in wf.training_splits(config)
+    models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
+    assert wf.figure_inputs(config, "model_contrasts") == [
+        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models]
+    assert all("test_full_trace" not in p for f in wf.FIGURES if f != "model_contrasts"
+               for p in wf.figure_inputs(config, f))
+    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    config["data"]["test_full_trace_levels"] = [4, 5]
+    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert sorted(s for s in before if before[s] != after[s]) == ["test_full_trace"]
+    config["data"]["test_full_trace_per_level"] = 0
+    assert "test_full_trace" not in wf.string_splits(config)
+    assert wf.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models]
+    with pytest.raises(ValueError, match="unknown string-task split"):
+        wf.string_split_spec(config, "test_full_trace")
 
 
 def test_model_lineage(config):
@@ -194,8 +223,8 @@ def test_contrast_pairs_follow_the_runs(config):
     assert wf.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
                                          ["rl_level1", "stage1"], ["rl_level2", "rft_level2_iter2"]]
     assert wf.figure_inputs(config, "model_contrasts") == [
-        f"results/eval/{m}/test.parquet" for m in ("rl_level2", "rl_level1", "rl_level1to2", "stage1",
-                                                   "rft_level2_iter2")]
+        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace")
+        for m in ("rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2")]
     assert json.loads(wf.figure_settings(config, "model_contrasts"))["pairs"] == wf.contrast_pairs(config)
     config["rl"]["runs"] = ["level2"]
     config["data"]["rft_chunks"] = 1

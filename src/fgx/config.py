@@ -85,11 +85,12 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     if model.get("source") == "scratch" and task.get("style") != "compact":
         problems.append(f"key 'task.style': a model pretrained from scratch learns the compact style, got "
                         f"{task.get('style')!r}; set task.style: compact or model.source: path")
-    for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels", "test_train_funcs_levels"):
+    for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels", "test_train_funcs_levels",
+                "test_full_trace_levels"):
         levels = data.get(key)
         if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")
-    for key in ("pretrain_prior_levels", "pretrain_step_levels"):
+    for key in ("pretrain_prior_levels", "pretrain_step_levels", "test_full_trace_levels"):
         levels = data.get(key)
         if isinstance(levels, list) and levels and levels[0] < 2:
             problems.append(f"key 'data.{key}': got {levels}; these are compositions, so min >= 2")

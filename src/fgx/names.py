@@ -18,6 +18,7 @@ RFT_ITER = re.compile(r"^rft_level2_iter(\d+)$")
 # per level sampled many times (evaluate.many_samples)
 PASSK_ALL_PROMPTS, PASSK_SUBSET_PROMPTS = "all", "subset, many samples"
 
-# the contrast table's two prompt sets (its "prompts" column): every test prompt, and those only a full
-# trace solves (no one-step wrong trace reaches the answer)
-ALL_PROMPTS, FULL_TRACE_PROMPTS = "all", "full trace only"
+# the contrast table's prompt sets (its "prompts" column): every test prompt, those of the test set only a
+# full trace solves (no one-step wrong trace reaches the answer), and the full-trace test set (a set of
+# its own, every prompt such a one: data.test_full_trace_per_level)
+ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS = "all", "full trace only", "full-trace test set"

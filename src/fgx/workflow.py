@@ -32,6 +32,10 @@ TEST_MANY = "test_many"
 # A second test set over the *train* functions (new expressions only): the function_transfer figure
 # compares each RL gain there with the same gain on the held-out functions of the main test set.
 TEST_TRAIN_FUNCS = "test_train_funcs"
+# A test set of deep prompts that only a full trace solves (no one-step wrong trace reaches their
+# answer), disjoint from the main test set: the model_contrasts figure's measure of composition at a
+# depth where the main test set holds few such prompts.
+TEST_FULL_TRACE = "test_full_trace"
 
 
 def derive_seed(seed: int, *names: Any) -> int:
@@ -59,10 +63,16 @@ def test_train_funcs_enabled(config: Mapping) -> bool:
     return config["data"]["test_train_funcs_per_level"] > 0
 
 
+def test_full_trace_enabled(config: Mapping) -> bool:
+    return config["data"]["test_full_trace_per_level"] > 0
+
+
 def eval_splits(config: Mapping) -> list[str]:
-    """The string-task splits no model learns from: the held-out test and validation sets, and (if
-    data.test_train_funcs_per_level > 0) the test set over the train functions."""
-    return ["test", "val"] + ([TEST_TRAIN_FUNCS] if test_train_funcs_enabled(config) else [])
+    """The string-task splits no model learns from: the held-out test and validation sets, (if
+    data.test_train_funcs_per_level > 0) the test set over the train functions and (if
+    data.test_full_trace_per_level > 0) the full-trace test set."""
+    return (["test", "val"] + ([TEST_TRAIN_FUNCS] if test_train_funcs_enabled(config) else [])
+            + ([TEST_FULL_TRACE] if test_full_trace_enabled(config) else []))
 
 
 def pretrain_splits(config: Mapping) -> list[str]:
@@ -107,6 +117,10 @@ def string_split_spec(config: Mapping, split: str) -> dict:
         lo_t, hi_t = data["test_train_funcs_levels"]
         spec = dict(stage=2, split="train", min_level=lo_t, max_level=hi_t,
                     num=data["test_train_funcs_per_level"] * (hi_t - lo_t + 1))
+    elif split == TEST_FULL_TRACE and test_full_trace_enabled(config):
+        lo_f, hi_f = data["test_full_trace_levels"]
+        spec = dict(stage=2, split="test", min_level=lo_f, max_level=hi_f,
+                    num=data["test_full_trace_per_level"] * (hi_f - lo_f + 1), full_trace_only=True)
     elif (m := re.fullmatch(r"level2_chunk(\d+)", split)) and 1 <= int(m[1]) <= data["rft_chunks"]:
         # the iterative-RFT baseline trains on the same kind of Level-2 data as RL on Level 2
         spec = dict(stage=2, split="train", min_level=2, max_level=2, num=data["rft_chunk_problems"])
@@ -121,7 +135,8 @@ def generate_exclusions(config: Mapping, split: str) -> list[str]:
     25 functions, they can hit an exact test expression, such as ``func_0((x + x))``, once values are
     short; the leakage check would then fail). The test set over the train functions also leaves out
     every Stage-2 training file (the hash partition keeps only function-free expressions apart; these
-    share the train functions). Only this direction: a test-set knob never reruns training."""
+    share the train functions). The full-trace test set leaves out the main test set's expressions, so the
+    two are independent samples. Only this direction: a test-set knob never reruns training."""
     if split not in eval_splits(config):
         return []
     out = []
@@ -130,6 +145,8 @@ def generate_exclusions(config: Mapping, split: str) -> list[str]:
     if split == TEST_TRAIN_FUNCS:
         out += [data_path(config, s) for s in string_splits(config)
                 if s in TRAIN_SPLIT_LEVELS or s.startswith("level2_chunk")]
+    if split == TEST_FULL_TRACE:
+        out.append(data_path(config, "test"))
     return out
 
 
@@ -147,6 +164,8 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--grammar {spec['grammar']}")
     if "inputs" in spec:
         args.append(f"--inputs {spec['inputs']}")
+    if spec.get("full_trace_only"):
+        args.append("--full-trace-only")
     if spec.get("first_step"):
         args.append("--first-step")
         args.append(f"--first-step-unmarked {spec['first_step_unmarked']}")
@@ -166,7 +185,7 @@ def split_partition(split: str) -> str:
     by design; the leakage check reports them as expected overlap)."""
     if split in ("test", "val"):
         return split
-    if split == TEST_TRAIN_FUNCS:
+    if split in (TEST_TRAIN_FUNCS, TEST_FULL_TRACE):
         return "test"
     if split in TRAIN_SPLIT_LEVELS or split.startswith("level2_chunk"):
         return "train"
@@ -506,7 +525,8 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
     if figure in ("model_contrasts", "function_transfer"):
         models = dict.fromkeys(m for pair in contrast_pairs(config) for m in pair)
-        splits = ["test", TEST_TRAIN_FUNCS] if figure == "function_transfer" else ["test"]
+        splits = (["test", TEST_TRAIN_FUNCS] if figure == "function_transfer"
+                  else ["test", *([TEST_FULL_TRACE] if test_full_trace_enabled(config) else [])])
         return [f"results/eval/{m}/{split}.parquet" for split in splits for m in models]
     if figure == "countdown_transfer":
         return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)

@@ -10,7 +10,8 @@ diagnostic of how much of an RL gain is learnt per function. Verdicts:
 
 - *holds*: the finding as the paper states it; for "RL on Level 2 beats RL on Level 1 at Level 3"
   that is a lead of at least ``HOLDS_LEAD`` (15 points; the paper's is about 25) with the two models' own
-  intervals apart;
+  intervals apart, and at Level 4 on the prompts only a full trace solves a resolved lead of at least
+  ``HOLDS_FULL_TRACE_LEAD`` (5 points; the paper's RL Level 2 solves about 15 %);
 - *partly*: the paper's direction, resolved (paired interval clear of zero) but smaller, or holding
   at some levels and not at others;
 - *no*: not in the paper's direction, or not resolved.
@@ -32,10 +33,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from fgx.names import ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, PASSK_ALL_PROMPTS, RFT_ITER
+from fgx.names import (ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS,
+                       PASSK_ALL_PROMPTS, RFT_ITER)
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
+HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 points, a third of the paper's ~15
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
                 "rl_level1to2": "RL Level 1+2"}
 
@@ -157,13 +160,23 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         add(f"{name} − RL on Level 1 at Level 4", "≈ +14 (1 → 15 %)" if model == "rl_level2" else "clearly ahead",
             text, verdict)
     # ... at Level 4 on the prompts only a full trace solves (composition, not a shorter trace)
-    c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
+    # (the full-trace test set where the run has one: many more such prompts than the test set holds)
+    c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS)
+    if 4 not in c.index:
+        c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
     name = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
     if 4 in c.index:
         r = c.loc[4]
-        add(name, "RL L2 ≈ 15 % at Level 4", f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} "
-            f"(RL L2 {100 * r['a_accuracy']:.1f} % of {int(r['n_prompts'])} prompts)",
-            "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no"))
+        n = int(r["n_prompts"])
+        where = f"the full-trace test set's {n}" if r["prompts"] == FULL_TRACE_SET_PROMPTS else f"{n} test"
+        text = (f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RL L2 {100 * r['a_accuracy']:.1f} %, "
+                f"RL L1 {100 * r['b_accuracy']:.1f} % of {where} prompts)")
+        if r["ci_low"] > 0 and r["diff"] >= HOLDS_FULL_TRACE_LEAD:
+            add(name, "RL L2 ≈ 15 % at Level 4", text, "holds")
+        elif r["ci_low"] > 0:
+            add(name, "RL L2 ≈ 15 % at Level 4", f"{text}; lead below +5 points", "partly")
+        else:
+            add(name, "RL L2 ≈ 15 % at Level 4", text, "partly" if r["diff"] > 0 else "no")
     else:
         add(name, "RL L2 ≈ 15 % at Level 4", "not run", "not run")
     c = _contrast(tables, "rl_level2", "rl_level1")

@@ -7,12 +7,15 @@ claims are about:
   RL Level 2 − RL Level 1 and RL Level 1+2 − RL Level 1 (Fig. 2: RL on Level 2 generalises),
   RL Level 1 − Stage-1 base (RL on Level 1 does not), RL Level 2 − iterative RFT (Fig. 3).
 
-Each pair is compared twice: on every test prompt, and on the prompts that only a full trace
-solves (no one-step wrong trace reaches their answer, ``fgx.tasks.strings.shortcuts``): a deep
-level's gain there is composition rather than a shorter trace that happens to end on the answer.
+Each pair is compared on every test prompt, and on the prompts that only a full trace solves (no
+one-step wrong trace reaches their answer, ``fgx.tasks.strings.shortcuts``): a deep level's gain there
+is composition rather than a shorter trace that happens to end on the answer. The test set holds few
+such prompts at deep levels, so where the config asks for the full-trace test set
+(``test_full_trace.parquet``: every prompt such a one, ``data.test_full_trace_per_level`` per level)
+each pair is compared on it too.
 
-Inputs: eval parquets ``results/eval/{model}/test.parquet`` (the model is the parent directory's
-name). Settings: ``pairs`` ([[A, B], ...], model names; required), ``bootstrap`` (resamples, default
+Inputs: eval parquets ``results/eval/{model}/test.parquet`` and optionally
+``results/eval/{model}/test_full_trace.parquet`` (the model is the parent directory's name). Settings: ``pairs`` ([[A, B], ...], model names; required), ``bootstrap`` (resamples, default
 1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0), ``max_value_len`` (the task's value cap,
 for the shortcut check; default 8).
 """
@@ -28,7 +31,9 @@ import pandas as pd
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, setup
 from fgx.metrics import level_contrast
-from fgx.names import ALL_PROMPTS, FULL_TRACE_PROMPTS
+from fgx.names import ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS
+
+TEST, FULL_TRACE_SET = "test", "test_full_trace"  # the eval files' stems
 
 # provenance: ``source`` / ``config_hash`` (every figure's columns) are model A's, ``*_b`` model B's
 COLUMNS = ["a", "b", "prompts", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
@@ -60,23 +65,44 @@ def full_trace_only(evaluation: pd.DataFrame, max_len: int, cache: dict) -> pd.D
     return evaluation[keep]
 
 
+def read_evaluations(inputs) -> dict[str, dict[str, pd.DataFrame]]:
+    """{split stem: {model: evaluation}} of the input files."""
+    evals: dict[str, dict[str, pd.DataFrame]] = {TEST: {}, FULL_TRACE_SET: {}}
+    for p in inputs:
+        stem = Path(p).stem
+        if stem not in evals:
+            raise ValueError(f"model_contrasts: {p} is neither a {TEST}.parquet nor a {FULL_TRACE_SET}.parquet "
+                             "evaluation")
+        evals[stem][Path(p).parent.name] = read_with_provenance(p, ("level", "correct", "reward_model"))
+    return evals
+
+
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
-    evals = {Path(p).parent.name: read_with_provenance(p, ("level", "correct", "reward_model")) for p in inputs}
+    evals = read_evaluations(inputs)
+    test, full_set = evals[TEST], evals[FULL_TRACE_SET]
     max_len, cache = settings.get("max_value_len", 8), {}  # None: no cap
     full = {}
     rows = []
-    for i, (a, b) in enumerate(settings["pairs"]):
-        missing = [m for m in (a, b) if m not in evals]
+    pairs = settings["pairs"]
+    for i, (a, b) in enumerate(pairs):
+        missing = [m for m in (a, b) if m not in test]
         if missing:
-            raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/test.parquet "
+            raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/{TEST}.parquet "
                              f"among the inputs (got {', '.join(map(str, inputs))})")
-        rows.append(pair_contrast(evals[a], evals[b], a, b, settings, i).assign(prompts=ALL_PROMPTS))
+        rows.append(pair_contrast(test[a], test[b], a, b, settings, i).assign(prompts=ALL_PROMPTS))
         for m in (a, b):
             if m not in full:
-                full[m] = full_trace_only(evals[m], max_len, cache)
-        rows.append(pair_contrast(full[a], full[b], a, b, settings, i + len(settings["pairs"]))
+                full[m] = full_trace_only(test[m], max_len, cache)
+        rows.append(pair_contrast(full[a], full[b], a, b, settings, i + len(pairs))
                     .assign(prompts=FULL_TRACE_PROMPTS))
+        if full_set:
+            missing = [m for m in (a, b) if m not in full_set]
+            if missing:
+                raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/"
+                                 f"{FULL_TRACE_SET}.parquet among the inputs, as every model of a pair has one")
+            rows.append(pair_contrast(full_set[a], full_set[b], a, b, settings, i + 2 * len(pairs))
+                        .assign(prompts=FULL_TRACE_SET_PROMPTS))
     return pd.concat(rows, ignore_index=True)[COLUMNS]
 
 
@@ -104,7 +130,8 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_ylabel("pass@1 difference (points)")
         n = sub.drop_duplicates("level").set_index("level")["n_prompts"].reindex(levels)
-        what = "every held-out test prompt" if prompts == ALL_PROMPTS else "prompts only a full trace solves"
+        what = {ALL_PROMPTS: "every held-out test prompt", FULL_TRACE_PROMPTS: "test prompts only a full trace solves",
+                FULL_TRACE_SET_PROMPTS: "the full-trace test set"}[prompts]
         ax.set_title(f"{what} (prompts per level: {', '.join(str(int(v)) for v in n.fillna(0))})", fontsize=9)
     ax = axes[-1, 0]
     ax.set_xticks(x, [f"L{lv}" for lv in levels])

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--level-shares", type=int, nargs="+", default=None, metavar="N",
                    help="one positive integer per level, min..max: problems per level in these proportions "
                         "(default: evenly)")
+    g.add_argument("--full-trace-only", action="store_true",
+                   help="only problems whose answer no one-step wrong trace reaches (a skipped call, or "
+                        "another call of the expression in its place): a right answer needs every step")
     return p
 
 
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,
                       inputs=args.inputs, first_step=args.first_step, first_step_unmarked=args.first_step_unmarked,
-                      level_shares=args.level_shares)
+                      level_shares=args.level_shares, full_trace_only=args.full_trace_only)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

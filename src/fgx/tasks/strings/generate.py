@@ -25,6 +25,7 @@ from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
                    functions_used, main_solution_code, reductions, render_chain, render_code, with_child)
 from .ground_truth import ground_truth
+from .shortcuts import shortcut_kinds
 from .trace import solution_text
 
 LOWER = string.ascii_lowercase
@@ -256,7 +257,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       max_value_len: int | None = None, funcs: Iterable[int] | None = None,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
-                      inputs: str = "lowercase", level_shares: list[int] | None = None) -> list[Problem]:
+                      inputs: str = "lowercase", level_shares: list[int] | None = None,
+                      full_trace_only: bool = False) -> list[Problem]:
     """Draw ``num`` unique problems over levels min_level..max_level, split evenly or, with
     ``level_shares`` (one positive integer per level), in those proportions.
 
@@ -271,6 +273,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer.
+    ``full_trace_only``: keep only problems whose answer no one-step wrong trace reaches
+    (:mod:`fgx.tasks.strings.shortcuts`, under the same value cap): a right answer needs every step.
     Raises ValueError when a level cannot be filled within
     ``max_attempts_per_problem * count`` draws.
     """
@@ -330,6 +334,8 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                 continue
             key = render_code(e)
             if key in seen or not in_partition(e, key, partition):
+                continue
+            if full_trace_only and shortcut_kinds(e, x, output, max_value_len):
                 continue
             seen.add(key)
             out.append(Problem(e, x, output, level))
@@ -424,7 +430,8 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              style: str = "paper", max_value_len: int | None = None, funcs: Iterable[int] | None = None,
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", inputs: str = "lowercase", first_step: bool = False,
-             first_step_unmarked: float = 0.0, level_shares: list[int] | None = None):
+             first_step_unmarked: float = 0.0, level_shares: list[int] | None = None,
+             full_trace_only: bool = False):
     """Generate a verl-schema DataFrame (one row per problem): ``grammar``, ``inputs`` and the rest
     as :func:`generate_problems`; ``first_step`` asks each problem for its first reduction step only
     (see :func:`make_row`), and ``first_step_unmarked`` is the share of those rows, drawn with their
@@ -440,7 +447,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs, level_shares=level_shares)
+                                 inputs=inputs, level_shares=level_shares, full_trace_only=full_trace_only)
     # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
     unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, first_step=first_step,
