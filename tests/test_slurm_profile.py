@@ -151,8 +151,9 @@ def test_paper_scale_dry_run_lists_every_job_with_its_gpus(paper_workdir):
     counts = {r: sum(j["rule"] == r for j in jobs) for r in GPU_RULES}
     # Stage-1 rollout + 6 iterative-RFT rollouts + Countdown 2-number rollout (Multi-Base RFT data);
     # Stage-1 + 6 RFT models + Multi-Base; 3 RL runs + 2 from the Multi-Base; evaluation of stage1,
-    # 6 RFT iterations and 3 RL models, and Countdown 3/4/5 of 4 models + the Multi-Base's 2-number check
-    assert counts == {"rollout": 8, "rft_sft": 8, "rl": 3, "rl_multi": 2, "evaluate": 23}
+    # 6 RFT iterations and 3 RL models, Countdown 3/4/5 of 4 models + the Multi-Base's 2-number check,
+    # and the full-trace test set of the 5 contrast-pair models
+    assert counts == {"rollout": 8, "rft_sft": 8, "rl": 3, "rl_multi": 2, "evaluate": 28}
     for job in jobs:
         r = job["resources"]
         if job["rule"] in GPU_RULES:

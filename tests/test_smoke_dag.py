@@ -115,11 +115,11 @@ def test_rl_knob_reruns_only_rl_and_downstream(smoke_run, tmp_path):
     assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml") == {}, "smoke run left work undone"
     changed = modified_config(smoke_run, tmp_path, lambda c: c["rl"].update(lr=2e-3))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models (held-out and train
-    # functions) and Countdown 3/4/5 evals of the 3 RL models in the transfer figure (rl_multi_level1/level1to2,
-    # rl_level1to2), and rl_level1to2's many samples on the pass@k subset
+    # 3 string RL runs + 2 from the Multi-Base; string test evals of the 3 RL models (held-out functions,
+    # train functions and the full-trace set), Countdown 3/4/5 evals of the 3 RL models in the transfer
+    # figure (rl_multi_level1/level1to2, rl_level1to2), and rl_level1to2's many samples on the pass@k subset
     assert jobs.pop("rl") == 3 and jobs.pop("rl_multi") == 2
-    assert jobs.pop("evaluate") == 3 + 3 + 3 * 3 + 1 and jobs.pop("metrics") == 3 + 1
+    assert jobs.pop("evaluate") == 3 * 3 + 3 * 3 + 1 and jobs.pop("metrics") == 3 + 1
     assert jobs.pop("figure") == 8 and jobs.pop("sample_browser") == 1  # every figure reads an RL model
     assert jobs.pop("findings") == 1
     assert set(jobs) <= {"all"}
@@ -155,9 +155,10 @@ def test_countdown_knob_reruns_only_the_countdown_lineage(smoke_run, tmp_path):
 def test_data_knob_reruns_from_generation(smoke_run, tmp_path):
     changed = modified_config(smoke_run, tmp_path, lambda c: c["data"].update(test_per_level=6))
     jobs = planned_jobs(smoke_run, "--configfile", str(changed))
-    assert jobs.get("generate_strings") == 1 and "pretrain_base" not in jobs and "rl" not in jobs
-    # every evaluated model and the pass@k subset drawn from the test set (2 models), nothing upstream
-    assert jobs.get("evaluate") == 6 + 2 and jobs.get("select_prompts") == 1
+    # the test set and the full-trace set, which leaves out the test set's expressions; nothing that trains
+    assert jobs.get("generate_strings") == 2 and "pretrain_base" not in jobs and "rl" not in jobs
+    # every evaluated model, the pass@k subset drawn from the test set (2 models) and the 5 full-trace evals
+    assert jobs.get("evaluate") == 6 + 2 + 5 and jobs.get("select_prompts") == 1
     # the test set over the train functions is a knob of its own: its set, the leakage check, the five
     # evaluations of the function_transfer figure, that figure and the findings that read it; nothing that
     # trains, no other figure
