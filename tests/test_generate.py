@@ -278,21 +278,6 @@ def test_prior_has_one_custom_call_and_never_one_inside_another():
         S.generate_problems(stage=1, split="train", min_level=2, max_level=2, num=1, seed=0, grammar="builtins")
 
 
-def test_prior_custom_max_level_leaves_deeper_traces_without_a_custom_call():
-    """``prior_custom_max_level``: traces up to that depth hold their one custom call, deeper ones chain
-    builtins and helpers only (a trace as long as a deep composition, no custom call where none was)."""
-    from fgx.tasks.strings.expr import depth, functions_used
-
-    probs = S.generate_problems(stage=1, split="train", min_level=2, max_level=5, num=200, seed=5,
-                                max_value_len=8, grammar="prior", prior_custom_max_level=3)
-    assert {p.level for p in probs} == {2, 3, 4, 5}
-    for p in probs:
-        assert len(functions_used(p.expr)) == (1 if p.level <= 3 else 0), p.expr
-        assert depth(p.expr) == p.level
-    with pytest.raises(ValueError, match="needs grammar 'prior'"):
-        S.generate_problems(stage=1, split="train", min_level=2, max_level=2, num=1, seed=0, prior_custom_max_level=3)
-
-
 def test_level_shares_split_the_problems_in_proportion():
     from collections import Counter
 

@@ -97,8 +97,7 @@ def string_split_spec(config: Mapping, split: str) -> dict:
     elif split == "pretrain_prior":
         lo_p, hi_p = data["pretrain_prior_levels"]
         spec = dict(stage=1, split="train", min_level=lo_p, max_level=hi_p, num=data["pretrain_prior_problems"],
-                    grammar="prior", level_shares=data["pretrain_prior_level_shares"],
-                    prior_custom_max_level=data["pretrain_prior_custom_max_level"])
+                    grammar="prior", level_shares=data["pretrain_prior_level_shares"])
     elif split == "pretrain_steps":
         lo_s, hi_s = data["pretrain_step_levels"]
         spec = dict(stage=1, split="train", min_level=lo_s, max_level=hi_s, num=data["pretrain_step_problems"],
@@ -167,8 +166,6 @@ def generate_args(config: Mapping, split: str) -> str:
         args.append(f"--inputs {spec['inputs']}")
     if spec.get("full_trace_only"):
         args.append("--full-trace-only")
-    if spec.get("prior_custom_max_level") is not None:
-        args.append(f"--prior-custom-max-level {spec['prior_custom_max_level']}")
     if spec.get("first_step"):
         args.append("--first-step")
         args.append(f"--first-step-unmarked {spec['first_step_unmarked']}")

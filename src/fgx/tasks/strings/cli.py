@@ -43,9 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="upstream: the paper's expressions; prior: one custom function inside builtin str "
                         "methods, helper functions g0..g5 and '+' (the tiny model's pretraining prior; never a "
                         "custom function inside another)")
-    g.add_argument("--prior-custom-max-level", type=_positive_int, default=None, metavar="LEVEL",
-                   help="with --grammar prior: traces deeper than LEVEL hold builtins and helpers only "
-                        "(default: every trace holds one custom function)")
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only expressions of this hash partition: train, test and val sets "
                         "never share an expression, without reading each other's files")
@@ -91,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,
                       inputs=args.inputs, first_step=args.first_step, first_step_unmarked=args.first_step_unmarked,
-                      level_shares=args.level_shares, full_trace_only=args.full_trace_only,
-                      prior_custom_max_level=args.prior_custom_max_level)
+                      level_shares=args.level_shares, full_trace_only=args.full_trace_only)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -140,18 +140,13 @@ class PriorSampler(ExprSampler):
     knowledge of how to evaluate nested code step by step that a pretrained LLM brings. A custom
     function inside another custom function (the test set's composition) never appears."""
 
-    def __init__(self, funcs: Iterable[int], custom_max_level: int | None = None):
+    def __init__(self, funcs: Iterable[int]):
         super().__init__(funcs)
         self._builtins = BuiltinSampler()
-        self.custom_max_level = custom_max_level
 
     def expr(self, rng: random.Random, d: int) -> Expr:
         if d == 0:
             return self._builtins.expr(rng, 0)
-        if self.custom_max_level is not None and d > self.custom_max_level:
-            # a chain as long as a deep composition, of builtins and helpers only: the length of a
-            # trace without a custom function placed deeper than the shallow traces place one
-            return self._builtins.expr(rng, d)
         return self._call_below(rng, d, rng.randrange(d))
 
     def _call_below(self, rng: random.Random, d: int, wrappers: int) -> Expr:
@@ -263,7 +258,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
                       exclude: Iterable[str] = (), max_attempts_per_problem: int = 1000,
                       progress: bool = False, grammar: str = "upstream", partition: str = "none",
                       inputs: str = "lowercase", level_shares: list[int] | None = None,
-                      full_trace_only: bool = False, prior_custom_max_level: int | None = None) -> list[Problem]:
+                      full_trace_only: bool = False) -> list[Problem]:
     """Draw ``num`` unique problems over levels min_level..max_level, split evenly or, with
     ``level_shares`` (one positive integer per level), in those proportions.
 
@@ -278,8 +273,6 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
     ``exclude``: expression texts (``render_code`` form) that must not be produced.
     ``max_value_len``: reject programs any of whose values (input, literals and every
     intermediate result) is longer.
-    ``prior_custom_max_level``: with the ``prior`` grammar, traces deeper than this hold no custom
-    function (builtins and helpers only); None: every trace holds one.
     ``full_trace_only``: keep only problems whose answer no one-step wrong trace reaches
     (:mod:`fgx.tasks.strings.shortcuts`, under the same value cap): a right answer needs every step.
     Raises ValueError when a level cannot be filled within
@@ -297,10 +290,7 @@ def generate_problems(*, stage: int, split: str, min_level: int, max_level: int,
         raise ValueError(f"unknown grammar {grammar!r}: use one of {', '.join(GRAMMARS)}")
     if inputs not in INPUTS:
         raise ValueError(f"unknown inputs {inputs!r}: use one of {', '.join(INPUTS)}")
-    if prior_custom_max_level is not None and grammar != "prior":
-        raise ValueError("prior_custom_max_level shapes the prior grammar's traces: it needs grammar 'prior'")
-    funcs = function_set(stage, split) if funcs is None else funcs
-    sampler = (PriorSampler(funcs, prior_custom_max_level) if grammar == "prior" else GRAMMARS[grammar](funcs))
+    sampler = GRAMMARS[grammar](function_set(stage, split) if funcs is None else funcs)
     cap = DEFAULT_MAX_LEN if max_value_len is None else min(max_value_len, DEFAULT_MAX_LEN)
     # carried inputs come from all 25 functions (a Level-1 problem's input, whatever its split)
     carrier = ExprSampler(range(F.NUM_FUNCS)) if inputs == "carried" else None
@@ -441,7 +431,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
              exclude: Iterable[str] = (), progress: bool = False, grammar: str = "upstream",
              partition: str = "none", inputs: str = "lowercase", first_step: bool = False,
              first_step_unmarked: float = 0.0, level_shares: list[int] | None = None,
-             full_trace_only: bool = False, prior_custom_max_level: int | None = None):
+             full_trace_only: bool = False):
     """Generate a verl-schema DataFrame (one row per problem): ``grammar``, ``inputs`` and the rest
     as :func:`generate_problems`; ``first_step`` asks each problem for its first reduction step only
     (see :func:`make_row`), and ``first_step_unmarked`` is the share of those rows, drawn with their
@@ -457,8 +447,7 @@ def generate(*, stage: int, split: str, min_level: int, max_level: int, num: int
     problems = generate_problems(stage=stage, split=split, min_level=min_level, max_level=max_level,
                                  num=num, seed=seed, max_value_len=max_value_len, funcs=funcs,
                                  exclude=exclude, progress=progress, grammar=grammar, partition=partition,
-                                 inputs=inputs, level_shares=level_shares, full_trace_only=full_trace_only,
-                                 prior_custom_max_level=prior_custom_max_level)
+                                 inputs=inputs, level_shares=level_shares, full_trace_only=full_trace_only)
     # a stream of its own, so the expressions (and the marked set at share 0) stay those of the plain split
     unmarked_rng = random.Random(f"{seed}/first_step_unmarked")
     rows = [make_row(p, stage=stage, split=split, style=style, index=i, first_step=first_step,
