@@ -17,6 +17,9 @@ rule rl:
     benchmark:
         "results/benchmarks/rl/{run}.tsv"
     threads: HEAVY_THREADS
+    # RL runs are the longest jobs after pretraining: started before the evaluations that could fill the
+    # gaps, so that the last RL run does not run alone with a core idle
+    priority: 10
     resources:
         mem_mb=16000,
         runtime=1440,
