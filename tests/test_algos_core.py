@@ -102,7 +102,3 @@ def test_kl_estimators_hand_values():
     assert close(core.kl_penalty(lp, lp, "k3"), [0.0])
     with pytest.raises(ValueError):
         core.kl_penalty(lp, ref, "k9")
-
-
-def test_response_mask():
-    assert close(core.response_mask(torch.tensor([2, 0, 3]), 3), [[1, 1, 0], [0, 0, 0], [1, 1, 1]])

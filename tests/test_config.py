@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fgx.config import ConfigError, _semantic_checks, validate_config
+from fgx.config import ConfigError, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import pytest
 
 from fgx.tasks import strings as S
 from fgx.tasks.strings import functions as F
-from fgx.tasks.strings.expr import Call, Concat, Str, X
+from fgx.tasks.strings.expr import Concat, Str, X
 
 def _upstream_style_draws(funcs, depths, per_depth, seed):
     """An independent, string-based transcription of upstream's draw order (reference check)."""

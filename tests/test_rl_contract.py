@@ -1,7 +1,6 @@
 """One RL contract for both engines: from the same config, the torch engine and the verl engine
 optimise the same objective (compared key by key), and score a response with the same reward."""
 
-import copy
 import json
 from pathlib import Path
 

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 import yaml
 from dagtools import planned_jobs
-from smoke import snakemake
 
 pytestmark = pytest.mark.slow
 

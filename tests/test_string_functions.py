@@ -1,16 +1,11 @@
 """String task: the 25 functions and the definitions Stage-1 prompts print."""
 
-import json
 import random
-import re
-import string
 
-import pandas as pd
 import pytest
 
 from fgx.tasks import strings as S
 from fgx.tasks.strings import display, functions as F
-from fgx.tasks.strings.expr import Call, Concat, Int, Method, Str, UnsupportedCode, ValueTooLong, X
 
 # ----------------------------------------------------------------------------- the 25 functions
 CASES = [

@@ -5,7 +5,6 @@ import copy
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 

@@ -277,11 +277,6 @@ def check_external_files(config: Mapping) -> None:
             check_problem_file(path, f"data.external.{split} problem set")
 
 
-def generated_splits(config: Mapping) -> list[str]:
-    """The string-task splits the DAG generates itself (every split but the external ones)."""
-    return [s for s in string_splits(config) if not config["data"]["external"].get(s)]
-
-
 def training_splits(config: Mapping) -> list[str]:
     """Splits a model may learn from (the leakage check compares the test set against these)."""
     return [s for s in string_splits(config) if s not in eval_splits(config)]

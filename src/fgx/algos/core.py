@@ -139,8 +139,3 @@ def kl_penalty(logprobs: torch.Tensor, ref_logprobs: torch.Tensor, kind: str = "
         k = torch.exp(x) - x - 1.0
         return k.clamp(-10.0, 10.0) if kind == "low_var_kl" else k
     raise ValueError(f"kl kind {kind!r} not in {KL_KINDS}")
-
-
-def response_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    """(B,) response lengths -> (B, T) float mask with ones on the first ``length`` positions."""
-    return (torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]).float()

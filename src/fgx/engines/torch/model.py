@@ -3,8 +3,6 @@ generation_config.json), written atomically."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -122,27 +120,4 @@ def save_checkpoint(model, tokenizer, out_dir, *, extra_files: Mapping[str, Any]
         _write_checkpoint_files(model, tokenizer, tmp, max_new_tokens)
         for name, writer in (extra_files or {}).items():
             writer(tmp / name)
-    return out_dir
-
-
-def publish_checkpoint(model, tokenizer, out_dir, *, max_new_tokens: int | None = None) -> Path:
-    """Write the HF checkpoint files into ``out_dir`` without removing its other contents (e.g.
-    ``checkpoints/``). Files are written in a temporary sibling directory and renamed one by one,
-    config.json last, so a directory with config.json holds a complete model."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stage = out_dir / ".publish.tmp"
-    if stage.exists():
-        shutil.rmtree(stage)
-    with atomic_dir(stage) as tmp:
-        _write_checkpoint_files(model, tokenizer, tmp, max_new_tokens)
-    try:
-        cfg = out_dir / "config.json"
-        if cfg.exists():
-            cfg.unlink()
-        names = sorted(p.name for p in stage.iterdir())
-        for name in [n for n in names if n != "config.json"] + ["config.json"]:
-            os.replace(stage / name, out_dir / name)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return out_dir

@@ -1,7 +1,7 @@
 """The 25 atomic functions as the Stage-1 prompt shows them (``func_N`` names).
 
 These definitions are what a model reads in a Stage-1 prompt: plain, literal Python whose
-behaviour is the task's specification (docs: /work/shared/reference/string-functions.md).
+behaviour is the task's specification (upstream PRIME-RL/RL-Compositionality's 25 functions).
 Their text is taken with ``inspect.getsource``, so keep every function self-contained and
 written in the style its upstream name suggests (loops, recursion, back-chaining search).
 fgx never runs these to compute answers: ``functions.py`` holds equivalent fast versions and

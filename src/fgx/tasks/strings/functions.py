@@ -1,8 +1,7 @@
 """The 25 atomic string functions (fast versions), their names, signatures and sets.
 
-Index N is the ``func_N`` a prompt shows. Behaviour follows
-/work/shared/reference/string-functions.md (which matches upstream PRIME-RL/RL-Compositionality,
-``examples/data_preprocess/string_manipulation_*``); ``display.py`` holds the literal definitions
+Index N is the ``func_N`` a prompt shows. Behaviour follows upstream PRIME-RL/RL-Compositionality
+(``examples/data_preprocess/string_manipulation_*``); ``display.py`` holds the literal definitions
 a Stage-1 prompt prints, and the tests check both agree on edge cases and random inputs.
 
 Closed forms used here (all proven equal to the searches they replace, see the tests):
