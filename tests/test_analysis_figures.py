@@ -95,6 +95,34 @@ def test_model_contrasts_figure(tmp_path):
         FIG_MC.table([paths["rl_level2"], other], {"pairs": [["rl_level2", "rl_level1"]]})
 
 
+def test_model_contrasts_carry_each_models_own_interval_from_its_metrics_table(tmp_path):
+    """The findings read pass@1 of the models the pass@k figure does not draw from these columns."""
+    from fgx.metrics import level_pass_at_k
+
+    evals = {m: str(eval_parquet(tmp_path / "eval" / m / "test.parquet", wrong_share=w))
+             for m, w in (("rl_level2", 1), ("rl_level1", 3))}
+    metrics = {}
+    for m, p in evals.items():
+        table = level_pass_at_k(pd.read_parquet(p), [1, 2], resamples=200, seed=11).assign(model=m)
+        metrics[m] = tmp_path / "metrics" / m / "test.parquet"
+        metrics[m].parent.mkdir(parents=True)
+        write_parquet(table, metrics[m], settings={"metrics": {"seed": 11}})
+    settings = {"pairs": [["rl_level2", "rl_level1"]], "bootstrap": 200}
+    table = FIG_MC.table([*evals.values(), *map(str, metrics.values())], settings)
+    every = table[table["prompts"] == "all"].set_index("level")
+    for side, m in (("a", "rl_level2"), ("b", "rl_level1")):
+        own = pd.read_parquet(metrics[m]).query("k == 1").set_index("level")
+        assert every[f"{side}_ci_low"].tolist() == own.loc[every.index, "ci_low"].tolist()
+        assert every[f"{side}_ci_high"].tolist() == own.loc[every.index, "ci_high"].tolist()
+        assert every[f"{side}_accuracy"].tolist() == pytest.approx(own.loc[every.index, "pass_at_k"].tolist())
+    assert table[table["prompts"] != "all"][["a_ci_low", "b_ci_high"]].isna().all().all()  # subsets: no metrics
+    assert FIG_MC.table(list(evals.values()), settings)[["a_ci_low", "b_ci_low"]].isna().all().all()
+    many = tmp_path / "metrics" / "rl_level1" / "test_full_trace.parquet"
+    write_parquet(pd.read_parquet(metrics["rl_level1"]), many)
+    with pytest.raises(ValueError, match="metrics table of another split"):
+        FIG_MC.table([*evals.values(), str(many)], settings)
+
+
 def test_model_contrasts_on_the_full_trace_test_set(tmp_path):
     """With test_full_trace.parquet evaluations beside the test set's, every pair is compared on that set too."""
     models = (("rl_level2", 1), ("rl_level1", 3))

@@ -97,6 +97,10 @@ def test_errors_name_key_and_allowed_values():
     assert "key 'engine'" in msg and '"torch", "verl"' in msg
     assert "key 'rl.algorithm'" in msg and '"grpo", "reinforce"' in msg
     assert "unknown key(s) learning_rate" in msg
+    cfg = load("config.yaml")
+    cfg["figures"]["passk_models"] = ["stage1", "rft_level2_iter2"]
+    with pytest.raises(ConfigError, match=r"key 'figures.passk_models.1'.*rft_level2_iter2"):
+        validate_config(cfg, source="config.yaml")
 
 
 def test_cross_key_rules():

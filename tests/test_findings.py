@@ -60,6 +60,39 @@ def test_a_level3_lead_of_20_points_with_intervals_apart_holds():
     assert v["pass@k gap (RL L1+2 − base, k 1 → 16) grows at Levels ≥ 3, shrinks at 1–2"] == "holds"
 
 
+def _pair_drawn(tables) -> dict:
+    """``tables`` as a run whose pass@k figure draws only the Stage-1 base and RL Level 1+2: every other
+    model's pass@1 and own interval (+-0.05, as the pass@k rows) in the contrast table."""
+    p, c = tables["passk_level_curve"], tables["model_contrasts"].copy()
+    for side in ("a", "b"):
+        c[f"{side}_ci_low"], c[f"{side}_ci_high"] = c[f"{side}_accuracy"] - 0.05, c[f"{side}_accuracy"] + 0.05
+    return {**tables, "passk_level_curve": p[p["model"].isin(["stage1", "rl_level1to2"])], "model_contrasts": c}
+
+
+@pytest.mark.parametrize("lead", [0.20, 0.16, 0.10, 0.03])
+def test_pass_at_1_of_models_the_passk_figure_does_not_draw_comes_from_the_contrast_table(lead):
+    every, pair = _tables(lead), _pair_drawn(_tables(lead))
+    assert _verdicts(pair) == _verdicts(every)
+    key = ["model", "level"]
+    a = F.pass_at_1(every).sort_values(key).reset_index(drop=True)
+    b = F.pass_at_1(pair).sort_values(key)
+    b = b[b["model"].isin(MODELS)].reset_index(drop=True)  # and the RFT model of the last pair
+    pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    same = [line for line in F.readme_markdown([("seed 0", every)], [{}]).splitlines() if "iterative RFT" not in line]
+    assert same == [line for line in F.readme_markdown([("seed 0", pair)], [{}]).splitlines()
+                    if "iterative RFT" not in line]
+
+
+def test_own_intervals_from_the_contrast_table_decide_holds_as_the_passk_rows_do():
+    tables = _pair_drawn(_tables(0.16))
+    key = "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"
+    assert _verdicts(tables)[key] == "holds"
+    c = tables["model_contrasts"]
+    c.loc[(c["a"] == "rl_level2") & (c["level"] == 3), "a_ci_low"] -= 0.10  # RL L2's own interval reaches RL L1's
+    row = next(r for r in F.check(tables) if r["finding"] == key)
+    assert row["verdict"] == "partly" and "own intervals overlap" in row["measured"]
+
+
 def test_a_resolved_lead_below_15_points_is_partly_and_an_unresolved_one_no():
     v = _verdicts(_tables(0.10))
     key = "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"

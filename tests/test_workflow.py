@@ -153,8 +153,9 @@ def test_full_trace_test_set(config):
     assert excluded == wf.generate_exclusions(config, "test") + ["results/data/strings/test.parquet"]
     assert "test_full_trace" in wf.eval_splits(config) and "test_full_trace" not in wf.training_splits(config)
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
+    own = [f"results/metrics/{m}/test.parquet" for m in models]  # each model's own pass@1 interval
     assert wf.figure_inputs(config, "model_contrasts") == [
-        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models]
+        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + own
     assert all("test_full_trace" not in p for f in wf.FIGURES if f != "model_contrasts"
                for p in wf.figure_inputs(config, f))
     before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
@@ -163,7 +164,7 @@ def test_full_trace_test_set(config):
     assert sorted(s for s in before if before[s] != after[s]) == ["test_full_trace"]
     config["data"]["test_full_trace_per_level"] = 0
     assert "test_full_trace" not in wf.string_splits(config)
-    assert wf.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models]
+    assert wf.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
     with pytest.raises(ValueError, match="unknown string-task split"):
         wf.string_split_spec(config, "test_full_trace")
 
@@ -222,9 +223,10 @@ def test_findings_read_the_tables_of_the_figures_planned(config):
 def test_contrast_pairs_follow_the_runs(config):
     assert wf.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
                                          ["rl_level1", "stage1"], ["rl_level2", "rft_level2_iter2"]]
+    models = ("rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2")
     assert wf.figure_inputs(config, "model_contrasts") == [
-        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace")
-        for m in ("rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2")]
+        f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + [
+        f"results/metrics/{m}/test.parquet" for m in models]
     assert json.loads(wf.figure_settings(config, "model_contrasts"))["pairs"] == wf.contrast_pairs(config)
     config["rl"]["runs"] = ["level2"]
     config["data"]["rft_chunks"] = 1
@@ -238,6 +240,19 @@ def test_lint_is_clean():
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_the_passk_figure_draws_its_configured_models_of_the_runs_trained(config):
+    """figures.passk_models sets which models the main job (the pass@k figure) evaluates, and so trains."""
+    assert config["figures"]["passk_models"] == ["stage1", "rl_level1to2"]
+    tests = [p for p in wf.figure_inputs(config, "passk_level_curve") if p.endswith("/test.parquet")]
+    assert tests == ["results/metrics/stage1/test.parquet", "results/metrics/rl_level1to2/test.parquet"]
+    config["figures"]["passk_models"] = ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
+    assert wf.passk_models(config) == ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
+    config["rl"]["runs"] = ["level1", "level2"]  # a model whose RL run the config leaves out is not drawn
+    assert wf.passk_models(config) == ["stage1", "rl_level1", "rl_level2"]
+    many = [p for p in wf.figure_inputs(config, "passk_level_curve") if "test_many" in p]
+    assert many == ["results/metrics/stage1/test_many.parquet"]  # of the many-samples pair, the one drawn
 
 
 def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):

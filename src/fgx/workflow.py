@@ -465,8 +465,9 @@ def rft_eval_models(config: Mapping) -> list[str]:
 
 
 def passk_models(config: Mapping) -> list[str]:
-    """Fig. 5 compares the Stage-1 base with the RL runs."""
-    return ["stage1", *(f"rl_{run}" for run in config["rl"]["runs"])]
+    """Fig. 5's models (figures.passk_models), less the RL runs the config does not train."""
+    return [m for m in config["figures"]["passk_models"]
+            if not m.startswith("rl_") or m.removeprefix("rl_") in config["rl"]["runs"]]
 
 
 def rft_vs_rl_models(config: Mapping) -> list[str]:
@@ -520,9 +521,12 @@ def figure_inputs(config: Mapping, figure: str) -> list[str]:
         return [f"results/eval/{m}/test.parquet" for m in failure_mode_models(config)]
     if figure in ("model_contrasts", "function_transfer"):
         models = dict.fromkeys(m for pair in contrast_pairs(config) for m in pair)
-        splits = (["test", TEST_TRAIN_FUNCS] if figure == "function_transfer"
-                  else ["test", *([TEST_FULL_TRACE] if test_full_trace_enabled(config) else [])])
-        return [f"results/eval/{m}/{split}.parquet" for split in splits for m in models]
+        if figure == "function_transfer":
+            return [f"results/eval/{m}/{split}.parquet" for split in ("test", TEST_TRAIN_FUNCS) for m in models]
+        # each model's own pass@1 interval (the findings' pass@1 of models Fig. 5 does not draw) from its metrics
+        splits = ["test", *([TEST_FULL_TRACE] if test_full_trace_enabled(config) else [])]
+        return ([f"results/eval/{m}/{split}.parquet" for split in splits for m in models]
+                + [f"results/metrics/{m}/test.parquet" for m in models])
     if figure == "countdown_transfer":
         return [f"results/eval/{m}/{split}.parquet" for m in countdown_models(config)
                 for split in countdown_test_splits(config)] + [countdown_atomic_check(config)]

@@ -81,22 +81,31 @@ def _ci(lo: float, hi: float) -> str:
 
 def pass_at_1(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """pass@1 per model and level (rows model, level, accuracy, ci_low, ci_high): the pass@k table's
-    k = 1 rows, and the last iterative-RFT iteration from rft_vs_rl."""
+    k = 1 rows, the contrast table's own intervals for the models the pass@k figure does not draw, and
+    the last iterative-RFT iteration from rft_vs_rl."""
+    cols = ["model", "level", "accuracy", "ci_low", "ci_high"]
     rows = []
     passk = tables.get("passk_level_curve")
     if passk is not None:
         if "prompts" in passk:  # the whole test set, not the many-samples subset
             passk = passk[passk["prompts"] == PASSK_ALL_PROMPTS]
         at1 = passk[passk["k"] == 1]
-        rows.append(at1.rename(columns={"pass_at_k": "accuracy"})[["model", "level", "accuracy", "ci_low", "ci_high"]])
+        rows.append(at1.rename(columns={"pass_at_k": "accuracy"})[cols])
+    contrasts = tables.get("model_contrasts")
+    if contrasts is not None and "a_ci_low" in contrasts:
+        every = contrasts[contrasts["prompts"] == ALL_PROMPTS] if "prompts" in contrasts else contrasts
+        for side in ("a", "b"):
+            own = every[[side, "level", f"{side}_accuracy", f"{side}_ci_low", f"{side}_ci_high"]].set_axis(cols, axis=1)
+            rows.append(own[own["ci_low"].notna()])
     rft = tables.get("rft_vs_rl")
     if rft is not None:
         last = last_rft_iteration(rft["model"].unique())
         if last:
             rows.append(rft[rft["model"] == last][["model", "level", "accuracy", "ci_low", "ci_high"]])
     if not rows:
-        return pd.DataFrame(columns=["model", "level", "accuracy", "ci_low", "ci_high"])
-    return pd.concat(rows, ignore_index=True)
+        return pd.DataFrame(columns=cols)
+    # a model in several tables: the same metrics table's numbers in each; the first one stays
+    return pd.concat(rows, ignore_index=True).drop_duplicates(["model", "level"]).reset_index(drop=True)
 
 
 def _contrast(tables, a: str, b: str, prompts: str = ALL_PROMPTS) -> pd.DataFrame:

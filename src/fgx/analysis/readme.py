@@ -46,8 +46,8 @@ def timing_block(results: Path = RESULTS) -> str:
     pre = r["job_s"].get("pretrain_base")
     rl = r["job_s"].get("rl")
     text = (f"The main job takes {r['wall_s'] / 60:.0f} min on {r['machine']} (commit {r['commit']}; "
-            f"pretraining {pre / 60:.0f} min of it, the three RL runs {rl / 60:.0f} min of job time, two at a "
-            f"time); `snakemake --cores all` builds every figure in about ")
+            f"pretraining {pre / 60:.0f} min of it, RL {rl / 60:.0f} min); `snakemake --cores all` builds every "
+            f"figure in about ")
     if "rule_all_wall_s" in r:
         return text + f"{r['rule_all_wall_s'] / 60:.0f} min."
     s0 = json.loads((results / SEEDS[0] / "run.json").read_text())

@@ -14,10 +14,15 @@ such prompts at deep levels, so where the config asks for the full-trace test se
 (``test_full_trace.parquet``: every prompt such a one, ``data.test_full_trace_per_level`` per level)
 each pair is compared on it too.
 
-Inputs: eval parquets ``results/eval/{model}/test.parquet`` and optionally
-``results/eval/{model}/test_full_trace.parquet`` (the model is the parent directory's name). Settings: ``pairs`` ([[A, B], ...], model names; required), ``bootstrap`` (resamples, default
-1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0), ``max_value_len`` (the task's value cap,
-for the shortcut check; default 8).
+Beside each difference on every test prompt, each model's own pass@1 interval (``a_ci_low`` ... ``b_ci_high``)
+as its metrics table has it, where the inputs hold that table: the findings read pass@1 per model from here
+for the models the pass@k figure does not draw.
+
+Inputs: eval parquets ``results/eval/{model}/test.parquet``, optionally
+``results/eval/{model}/test_full_trace.parquet`` and the metrics tables ``results/metrics/{model}/test.parquet``
+(a table with a ``pass_at_k`` column; the model is the parent directory's name). Settings: ``pairs`` ([[A, B],
+...], model names; required), ``bootstrap`` (resamples, default 1000), ``ci`` (default 0.95),
+``bootstrap_seed`` (default 0), ``max_value_len`` (the task's value cap, for the shortcut check; default 8).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ TEST, FULL_TRACE_SET = "test", "test_full_trace"  # the eval files' stems
 
 # provenance: ``source`` / ``config_hash`` (every figure's columns) are model A's, ``*_b`` model B's
 COLUMNS = ["a", "b", "prompts", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
-           "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
+           "n_prompts", "a_ci_low", "a_ci_high", "b_ci_low", "b_ci_high", "source", "config_hash", "source_b",
+           "config_hash_b"]
 
 
 def pair_contrast(ea: pd.DataFrame, eb: pd.DataFrame, a: str, b: str, settings, offset: int) -> pd.DataFrame:
@@ -65,21 +71,48 @@ def full_trace_only(evaluation: pd.DataFrame, max_len: int, cache: dict) -> pd.D
     return evaluation[keep]
 
 
-def read_evaluations(inputs) -> dict[str, dict[str, pd.DataFrame]]:
-    """{split stem: {model: evaluation}} of the input files."""
+def read_inputs(inputs) -> tuple[dict[str, dict[str, pd.DataFrame]], dict[str, pd.DataFrame]]:
+    """({split stem: {model: evaluation}}, {model: its metrics' pass@1 rows indexed by level}) of the inputs."""
+    from fgx.io import InputError
+
     evals: dict[str, dict[str, pd.DataFrame]] = {TEST: {}, FULL_TRACE_SET: {}}
+    own: dict[str, pd.DataFrame] = {}
     for p in inputs:
-        stem = Path(p).stem
+        stem, model = Path(p).stem, Path(p).parent.name
         if stem not in evals:
             raise ValueError(f"model_contrasts: {p} is neither a {TEST}.parquet nor a {FULL_TRACE_SET}.parquet "
-                             "evaluation")
-        evals[stem][Path(p).parent.name] = read_with_provenance(p, ("level", "correct", "reward_model"))
-    return evals
+                             "evaluation or metrics table")
+        df = read_with_provenance(p)
+        if "pass_at_k" in df.columns:  # a metrics table (rule metrics)
+            missing = [c for c in ("level", "k", "ci_low", "ci_high") if c not in df.columns]
+            if missing:
+                raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the metrics table; regenerate "
+                                 "it with this version of fgx (delete it and rerun the rule that writes it)")
+            if stem != TEST:
+                raise ValueError(f"model_contrasts: {p} is a metrics table of another split; the own intervals "
+                                 f"are those of results/metrics/{{model}}/{TEST}.parquet")
+            own[model] = df[df["k"] == 1].set_index("level")
+            continue
+        missing = [c for c in ("level", "correct", "reward_model") if c not in df.columns]
+        if missing:
+            raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the evaluation; regenerate it with "
+                             "this version of fgx (delete it and rerun the rule that writes it)")
+        evals[stem][model] = df
+    return evals, own
+
+
+def with_own_intervals(rows: pd.DataFrame, own: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """``rows`` (one pair on every test prompt) with each model's pass@1 interval from its metrics table."""
+    rows = rows.copy()
+    for side, model in (("a", rows["a"].iloc[0]), ("b", rows["b"].iloc[0])):
+        for bound in ("ci_low", "ci_high"):
+            rows[f"{side}_{bound}"] = (rows["level"].map(own[model][bound]) if model in own else np.nan)
+    return rows
 
 
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
-    evals = read_evaluations(inputs)
+    evals, own = read_inputs(inputs)
     test, full_set = evals[TEST], evals[FULL_TRACE_SET]
     max_len, cache = settings.get("max_value_len", 8), {}  # None: no cap
     full = {}
@@ -90,7 +123,8 @@ def table(inputs, settings) -> pd.DataFrame:
         if missing:
             raise ValueError(f"model_contrasts: pair {a} - {b} needs results/eval/{missing[0]}/{TEST}.parquet "
                              f"among the inputs (got {', '.join(map(str, inputs))})")
-        rows.append(pair_contrast(test[a], test[b], a, b, settings, i).assign(prompts=ALL_PROMPTS))
+        rows.append(with_own_intervals(pair_contrast(test[a], test[b], a, b, settings, i), own)
+                    .assign(prompts=ALL_PROMPTS))
         for m in (a, b):
             if m not in full:
                 full[m] = full_trace_only(test[m], max_len, cache)
@@ -103,7 +137,7 @@ def table(inputs, settings) -> pd.DataFrame:
                                  f"{FULL_TRACE_SET}.parquet among the inputs, as every model of a pair has one")
             rows.append(pair_contrast(full_set[a], full_set[b], a, b, settings, i + 2 * len(pairs))
                         .assign(prompts=FULL_TRACE_SET_PROMPTS))
-    return pd.concat(rows, ignore_index=True)[COLUMNS]
+    return pd.concat(rows, ignore_index=True).reindex(columns=COLUMNS)
 
 
 def pair_label(a: str, b: str) -> str:
