@@ -184,9 +184,14 @@ def read_rows(path: str | os.PathLike, what: str, columns: tuple[str, ...] = ())
     except Exception as err:  # pyarrow raises several types for truncated or foreign files
         raise InputError(f"{p}: cannot read the {what} as parquet ({type(err).__name__}: {str(err)[:200]}); the "
                          "file is truncated or not parquet: delete it and rerun the rule that writes it") from None
+    return require_columns(df, p, what, columns)
+
+
+def require_columns(df, path: str | os.PathLike, what: str, columns: tuple[str, ...]):
+    """``df`` (read from ``path``, a ``what``), or a clear error naming the ``columns`` it lacks."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
         found = ", ".join(map(str, df.columns))
-        raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the {what} (found: {found}); regenerate "
-                         "it with this version of fgx (delete it and rerun the rule that writes it)")
+        raise InputError(f"{path}: column(s) {', '.join(missing)} missing from the {what} (found: {found}); "
+                         "regenerate it with this version of fgx (delete it and rerun the rule that writes it)")
     return df

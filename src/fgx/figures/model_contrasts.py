@@ -73,7 +73,7 @@ def full_trace_only(evaluation: pd.DataFrame, max_len: int, cache: dict) -> pd.D
 
 def read_inputs(inputs) -> tuple[dict[str, dict[str, pd.DataFrame]], dict[str, pd.DataFrame]]:
     """({split stem: {model: evaluation}}, {model: its metrics' pass@1 rows indexed by level}) of the inputs."""
-    from fgx.io import InputError
+    from fgx.io import require_columns
 
     evals: dict[str, dict[str, pd.DataFrame]] = {TEST: {}, FULL_TRACE_SET: {}}
     own: dict[str, pd.DataFrame] = {}
@@ -84,20 +84,13 @@ def read_inputs(inputs) -> tuple[dict[str, dict[str, pd.DataFrame]], dict[str, p
                              "evaluation or metrics table")
         df = read_with_provenance(p)
         if "pass_at_k" in df.columns:  # a metrics table (rule metrics)
-            missing = [c for c in ("level", "k", "ci_low", "ci_high") if c not in df.columns]
-            if missing:
-                raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the metrics table; regenerate "
-                                 "it with this version of fgx (delete it and rerun the rule that writes it)")
+            require_columns(df, p, "metrics table", ("level", "k", "ci_low", "ci_high"))
             if stem != TEST:
                 raise ValueError(f"model_contrasts: {p} is a metrics table of another split; the own intervals "
                                  f"are those of results/metrics/{{model}}/{TEST}.parquet")
             own[model] = df[df["k"] == 1].set_index("level")
             continue
-        missing = [c for c in ("level", "correct", "reward_model") if c not in df.columns]
-        if missing:
-            raise InputError(f"{p}: column(s) {', '.join(missing)} missing from the evaluation; regenerate it with "
-                             "this version of fgx (delete it and rerun the rule that writes it)")
-        evals[stem][model] = df
+        evals[stem][model] = require_columns(df, p, "evaluation", ("level", "correct", "reward_model"))
     return evals, own
 
 
