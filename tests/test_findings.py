@@ -242,3 +242,22 @@ def test_level4_on_prompts_only_a_full_trace_solves_has_its_own_verdict():
     assert _verdicts(tables)[name] == "partly"
     row = next(r for r in F.check(tables) if r["finding"] == name)
     assert "of the full-trace test set's 256 prompts" in row["measured"]
+
+
+def test_findings_1_to_3_hold_only_when_every_core_row_says_holds():
+    def tables(l3_lead=0.20, **kw):  # the fixture with RL Level 1+2 ahead at Level 4 as well (+8, CI [3, 13])
+        t = _tables(l3_lead, **kw)
+        c = t["model_contrasts"]
+        at = (c["a"] == "rl_level1to2") & (c["b"] == "rl_level1") & (c["level"] == 4)
+        c.loc[at, ["diff", "ci_low", "ci_high"]] = [0.08, 0.03, 0.13]
+        return t
+
+    names = [r["finding"] for r in F.check(tables())]
+    assert set(F.CORE_FINDINGS) <= set(names) and F.FULL_TRACE_FINDING in names  # the names check() writes
+    assert F.core_findings_hold(F.check(tables()))
+    assert not F.core_findings_hold(F.check(_tables(0.20)))  # RL Level 1+2 +1.0 [-4, 6] at Level 4: "partly"
+    assert not F.core_findings_hold(F.check(tables(0.10)))  # a Level-3 lead of 10 points: "partly"
+    assert not F.core_findings_hold(F.check(tables(rft_l3=0.55)))  # iterative RFT above RL Level 2
+    # the refinements are not findings 1-3: a full-trace row that says "no" leaves them holding
+    rows = [dict(r, verdict="no") if r["finding"] == F.FULL_TRACE_FINDING else r for r in F.check(tables())]
+    assert F.core_findings_hold(rows)

@@ -4,6 +4,8 @@ links resolve, and it stays short."""
 import re
 from pathlib import Path
 
+import pytest
+
 from fgx.analysis import readme
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,3 +31,8 @@ def test_links_resolve_and_the_readme_stays_short():
         if not target.startswith("http"):
             assert (ROOT / target).exists(), target
     assert not re.search(r"\bsessions?\b", TEXT, re.I)
+
+
+def test_the_level4_block_needs_the_overlays_published_runs(tmp_path):
+    with pytest.raises(FileNotFoundError, match=readme.LEVEL4_OVERLAY + ".*fgx.figures.publish"):
+        readme.level4_block(tmp_path)

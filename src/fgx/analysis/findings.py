@@ -142,6 +142,25 @@ def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
     return text, "no"
 
 
+# The rows of findings 1-3 as the paper states them (Levels 3 and 4 on every prompt), not their refinements
+# (the full-trace prompts, Levels >= 5): what "findings 1-3 hold" means wherever a run is summed up.
+CORE_FINDINGS = (
+    "RL on Level 1 stays near the Stage-1 base on Levels ≥ 3",
+    "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
+    "RL on Level 2 − RL on Level 1 at Level 4",
+    "RL on Level 1+2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
+    "RL on Level 1+2 − RL on Level 1 at Level 4",
+    "RL on Level 2 − iterative RFT at Level 3",
+)
+FULL_TRACE_FINDING = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
+
+
+def core_findings_hold(rows: Sequence[Mapping]) -> bool:
+    """Whether every row of findings 1-3 (``CORE_FINDINGS``) in :func:`check`'s output says "holds"."""
+    verdicts = {r["finding"]: r["verdict"] for r in rows}
+    return all(verdicts.get(name) == "holds" for name in CORE_FINDINGS)
+
+
 def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     """One row per finding: finding, paper, measured, verdict."""
     out = []
@@ -173,7 +192,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS)
     if 4 not in c.index:
         c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
-    name = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
+    name = FULL_TRACE_FINDING
     if 4 in c.index:
         r = c.loc[4]
         n = int(r["n_prompts"])

@@ -1,11 +1,14 @@
 """The README's measured numbers, generated from the committed result files so they cannot drift.
 
-Two blocks of README.md are written by this module and nowhere else:
+Three blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
   (pass@1 per model, each finding's verdict, each run's machine, wall time and commit);
 - ``timing``: the main job's wall time on a named machine, from ``docs/results/main-job.json``
-  (``benchmarks/main_job.py --keep`` writes that record).
+  (``benchmarks/main_job.py --keep`` writes that record);
+- ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
+  overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
+  with that overlay's main-job and ``rule all`` wall times (its seed 0's ``run.json``).
 
     python -m fgx.analysis.readme            # check: exit 1 and say which block differs
     python -m fgx.analysis.readme --write    # rewrite the blocks from the result files
@@ -19,9 +22,14 @@ import re
 import sys
 from pathlib import Path
 
+import pandas as pd
+
+from fgx.names import FULL_TRACE_SET_PROMPTS
+
 ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"
 SEEDS = ("seed0", "seed1", "seed2")
+LEVEL4_OVERLAY = "prior-depth-5-unmarked-0.3"  # the overlay that reaches the full-trace Level-4 prompts
 
 
 def _block(name: str) -> re.Pattern:
@@ -54,7 +62,47 @@ def timing_block(results: Path = RESULTS) -> str:
     return text + f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
 
 
-BLOCKS = {"results": results_block, "timing": timing_block}
+def _full_trace_level4(tables) -> pd.Series:
+    """RL Level 2 against RL Level 1 on the full-trace test set's Level-4 prompts (a model_contrasts row)."""
+    c = tables["model_contrasts"]
+    return c[(c["a"] == "rl_level2") & (c["b"] == "rl_level1") & (c["prompts"] == FULL_TRACE_SET_PROMPTS)
+             & (c["level"] == 4)].iloc[0]
+
+
+def level4_block(results: Path = RESULTS) -> str:
+    """The default's RL Level 2 on the full-trace Level-4 prompts, then the overlay's lead there, how many of
+    its seeds keep findings 1-3, and what it costs in wall time."""
+    import yaml
+
+    from fgx.analysis.findings import FULL_TRACE_FINDING, check, core_findings_hold, load_run
+
+    overlay_dir = results / LEVEL4_OVERLAY
+    seeds = sorted(p.name for p in overlay_dir.glob("seed*"))
+    if not seeds:
+        raise FileNotFoundError(f"{overlay_dir}: no seed*/ directories; publish the overlay's runs there "
+                                f"(python -m fgx.figures.publish RUN {overlay_dir}/seedN)")
+    default = [_full_trace_level4(load_run(results / seed)) for seed in SEEDS]
+    leads, holding = [], 0
+    for seed in seeds:
+        rows = check(load_run(overlay_dir / seed))
+        leads.append(next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)["measured"].split(" (")[0])
+        holding += core_findings_hold(rows)
+    overlay = yaml.safe_load((ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml").read_text())
+    timed = json.loads((overlay_dir / seeds[0] / "run.json").read_text())
+    main_job = json.loads((results / "main-job.json").read_text())
+    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the "
+            f"{int(default[0].n_prompts)} in seeds {' / '.join(s.replace('seed', '') for s in SEEDS)}. "
+            f"[An overlay](experiments/{LEVEL4_OVERLAY}.yaml) with prior traces up to "
+            f"{overlay['data']['pretrain_prior_levels'][1]} steps deep and {overlay['base']['train']['steps']:,} "
+            f"pretraining steps reaches them, {' / '.join(leads)} points over RL Level 1 in seeds "
+            f"{' / '.join(s.replace('seed', '') for s in seeds)} with findings 1–3 holding in {holding} of "
+            f"{len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})), at a main job of {timed['wall_s'] / 60:.0f} "
+            f"min and {timed['rule_all_wall_s'] / 60:.0f} min for every figure (seed {seeds[0].replace('seed', '')}, "
+            f"{timed['machine']}) against the default's {main_job['wall_s'] / 60:.0f} and "
+            f"{main_job['rule_all_wall_s'] / 60:.0f}.")
+
+
+BLOCKS = {"results": results_block, "timing": timing_block, "level4": level4_block}
 
 
 def render(text: str, results: Path = RESULTS) -> str:
