@@ -36,3 +36,18 @@ def test_links_resolve_and_the_readme_stays_short():
 def test_the_level4_block_needs_the_overlays_published_runs(tmp_path):
     with pytest.raises(FileNotFoundError, match=readme.LEVEL4_OVERLAY + ".*fgx.figures.publish"):
         readme.level4_block(tmp_path)
+
+
+def test_the_level4_block_needs_a_timed_seed0(tmp_path):
+    import shutil
+
+    for seed in readme.SEEDS:
+        shutil.copytree(readme.RESULTS / seed, tmp_path / seed)
+    shutil.copy(readme.RESULTS / "main-job.json", tmp_path)
+    runs = tmp_path / readme.LEVEL4_OVERLAY
+    shutil.copytree(readme.RESULTS / readme.LEVEL4_OVERLAY, runs)
+    assert "points over RL Level 1" in readme.level4_block(tmp_path)
+    shutil.rmtree(runs / "seed0")
+    shutil.rmtree(runs / "seed1")  # seed 2's run, timed to model_contrasts only, is left
+    with pytest.raises(ValueError, match="seed2/run.json: no rule_all_wall_s"):
+        readme.level4_block(tmp_path)

@@ -89,6 +89,9 @@ def level4_block(results: Path = RESULTS) -> str:
         holding += core_findings_hold(rows)
     overlay = yaml.safe_load((ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml").read_text())
     timed = json.loads((overlay_dir / seeds[0] / "run.json").read_text())
+    if "rule_all_wall_s" not in timed:
+        raise ValueError(f"{overlay_dir / seeds[0] / 'run.json'}: no rule_all_wall_s; publish a run timed with "
+                         "benchmarks/main_job.py --then-all --keep DIR")
     main_job = json.loads((results / "main-job.json").read_text())
     return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the "
             f"{int(default[0].n_prompts)} in seeds {' / '.join(s.replace('seed', '') for s in SEEDS)}. "
