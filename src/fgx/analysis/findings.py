@@ -108,7 +108,7 @@ def pass_at_1(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True).drop_duplicates(["model", "level"]).reset_index(drop=True)
 
 
-def _contrast(tables, a: str, b: str, prompts: str = ALL_PROMPTS) -> pd.DataFrame:
+def contrast_rows(tables, a: str, b: str, prompts: str = ALL_PROMPTS) -> pd.DataFrame:
     """The contrast table's rows of ``a`` - ``b`` on one prompt set, by level."""
     c = tables.get("model_contrasts")
     if c is None:
@@ -123,7 +123,7 @@ def _contrast(tables, a: str, b: str, prompts: str = ALL_PROMPTS) -> pd.DataFram
 def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
     """a - RL Level 1 at ``level``: (measured text, verdict). ``strict``: a lead >= HOLDS_LEAD with
     own intervals apart is what "holds" means; otherwise a resolved lead is enough."""
-    c = _contrast(tables, a, "rl_level1")
+    c = contrast_rows(tables, a, "rl_level1")
     if level not in c.index:
         return "not run", "not run"
     r = c.loc[level]
@@ -169,7 +169,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         out.append({"finding": finding, "paper": paper, "measured": measured, "verdict": verdict})
 
     # 1. RL on Level 1 stays near the base on Levels >= 3
-    c = _contrast(tables, "rl_level1", "stage1")
+    c = contrast_rows(tables, "rl_level1", "stage1")
     hard = c[c.index >= 3] if len(c) else c
     if len(hard):
         worst = hard["diff"].abs().max()
@@ -189,9 +189,9 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             text, verdict)
     # ... at Level 4 on the prompts only a full trace solves (composition, not a shorter trace)
     # (the full-trace test set where the run has one: many more such prompts than the test set holds)
-    c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS)
+    c = contrast_rows(tables, "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS)
     if 4 not in c.index:
-        c = _contrast(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
+        c = contrast_rows(tables, "rl_level2", "rl_level1", FULL_TRACE_PROMPTS)
     name = FULL_TRACE_FINDING
     if 4 in c.index:
         r = c.loc[4]
@@ -207,7 +207,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             add(name, "RL L2 ≈ 15 % at Level 4", text, "partly" if r["diff"] > 0 else "no")
     else:
         add(name, "RL L2 ≈ 15 % at Level 4", "not run", "not run")
-    c = _contrast(tables, "rl_level2", "rl_level1")
+    c = contrast_rows(tables, "rl_level2", "rl_level1")
     far = c[c.index >= 5] if len(c) else c
     if len(far):
         above = int((far["diff"] > 0).sum())
@@ -220,7 +220,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     # 3. iterative RFT stays below RL on Level 2 at Level 3
     contrasts = tables.get("model_contrasts")
     rft = last_rft_iteration(set(contrasts["b"]) if contrasts is not None else ())
-    c = _contrast(tables, "rl_level2", rft) if rft else pd.DataFrame()
+    c = contrast_rows(tables, "rl_level2", rft) if rft else pd.DataFrame()
     if 3 in c.index:
         r = c.loc[3]
         verdict = "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no")

@@ -22,8 +22,6 @@ import re
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from fgx.names import FULL_TRACE_SET_PROMPTS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -62,11 +60,9 @@ def timing_block(results: Path = RESULTS) -> str:
     return text + f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
 
 
-def _full_trace_level4(tables) -> pd.Series:
-    """RL Level 2 against RL Level 1 on the full-trace test set's Level-4 prompts (a model_contrasts row)."""
-    c = tables["model_contrasts"]
-    return c[(c["a"] == "rl_level2") & (c["b"] == "rl_level1") & (c["prompts"] == FULL_TRACE_SET_PROMPTS)
-             & (c["level"] == 4)].iloc[0]
+def _numbers(seeds) -> str:
+    """"seed0", "seed1" -> "0 / 1"."""
+    return " / ".join(s.replace("seed", "") for s in seeds)
 
 
 def level4_block(results: Path = RESULTS) -> str:
@@ -74,14 +70,15 @@ def level4_block(results: Path = RESULTS) -> str:
     its seeds keep findings 1-3, and what it costs in wall time."""
     import yaml
 
-    from fgx.analysis.findings import FULL_TRACE_FINDING, check, core_findings_hold, load_run
+    from fgx.analysis.findings import FULL_TRACE_FINDING, check, contrast_rows, core_findings_hold, load_run
 
     overlay_dir = results / LEVEL4_OVERLAY
     seeds = sorted(p.name for p in overlay_dir.glob("seed*"))
     if not seeds:
         raise FileNotFoundError(f"{overlay_dir}: no seed*/ directories; publish the overlay's runs there "
                                 f"(python -m fgx.figures.publish RUN {overlay_dir}/seedN)")
-    default = [_full_trace_level4(load_run(results / seed)) for seed in SEEDS]
+    default = [contrast_rows(load_run(results / seed), "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS).loc[4]
+               for seed in SEEDS]
     leads, holding = [], 0
     for seed in seeds:
         rows = check(load_run(overlay_dir / seed))
@@ -94,13 +91,13 @@ def level4_block(results: Path = RESULTS) -> str:
                          "benchmarks/main_job.py --then-all --keep DIR")
     main_job = json.loads((results / "main-job.json").read_text())
     return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the "
-            f"{int(default[0].n_prompts)} in seeds {' / '.join(s.replace('seed', '') for s in SEEDS)}. "
+            f"{int(default[0].n_prompts)} in seeds {_numbers(SEEDS)}. "
             f"[An overlay](experiments/{LEVEL4_OVERLAY}.yaml) with prior traces up to "
             f"{overlay['data']['pretrain_prior_levels'][1]} steps deep and {overlay['base']['train']['steps']:,} "
             f"pretraining steps reaches them, {' / '.join(leads)} points over RL Level 1 in seeds "
-            f"{' / '.join(s.replace('seed', '') for s in seeds)} with findings 1–3 holding in {holding} of "
+            f"{_numbers(seeds)} with findings 1–3 holding in {holding} of "
             f"{len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})), at a main job of {timed['wall_s'] / 60:.0f} "
-            f"min and {timed['rule_all_wall_s'] / 60:.0f} min for every figure (seed {seeds[0].replace('seed', '')}, "
+            f"min and {timed['rule_all_wall_s'] / 60:.0f} min for every figure (seed {_numbers(seeds[:1])}, "
             f"{timed['machine']}) against the default's {main_job['wall_s'] / 60:.0f} and "
             f"{main_job['rule_all_wall_s'] / 60:.0f}.")
 
