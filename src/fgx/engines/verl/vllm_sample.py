@@ -43,6 +43,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-model-len", type=int, default=None)
     p.add_argument("--chunk-prompts", type=int, default=256)
     p.add_argument("--enforce-eager", action="store_true")
+    p.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
+                   help="weights and activations (auto: the checkpoint's, fp32 becomes bf16 in vLLM)")
     a = p.parse_args(argv)
     problems = []
     if not 0 <= a.shard < a.num_shards:
@@ -103,20 +105,23 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     llm = LLM(model=a.model, tensor_parallel_size=a.tensor_parallel_size, seed=a.seed,
               gpu_memory_utilization=a.gpu_memory_utilization, max_model_len=a.max_model_len,
-              enforce_eager=a.enforce_eager)
+              enforce_eager=a.enforce_eager, dtype=a.dtype)
     tokenizer = llm.get_tokenizer()
     for j, idx in todo:
         prompts = [{"prompt_token_ids": prompt_ids(tokenizer, rows.iloc[i]["prompt"])} for i in idx]
-        params = [SamplingParams(n=a.n, temperature=a.temperature, top_p=a.top_p, max_tokens=a.max_tokens,
+        # vLLM refuses n > 1 at temperature 0: n greedy samples are one greedy sample n times
+        n_requested = 1 if a.temperature == 0 else a.n
+        params = [SamplingParams(n=n_requested, temperature=a.temperature, top_p=a.top_p, max_tokens=a.max_tokens,
                                  seed=request_seed(a.seed, i)) for i in idx]
         outputs = llm.generate(prompts, params)
         records = []
         for i, out in zip(idx, outputs, strict=True):
-            texts = [o.text for o in out.outputs]
+            samples = list(out.outputs) * (a.n // n_requested)
+            texts = [o.text for o in samples]
             scores, correct = score_responses(rows.iloc[i].to_dict(), texts, a.data)
             records.append({"row_index": i, "responses": texts,
-                            "response_tokens": [len(o.token_ids) for o in out.outputs],
-                            "finish_reasons": [str(o.finish_reason) for o in out.outputs],
+                            "response_tokens": [len(o.token_ids) for o in samples],
+                            "finish_reasons": [str(o.finish_reason) for o in samples],
                             "scores": scores, "correct": correct})
         write_parquet(pd.DataFrame(records, columns=CHUNK_COLUMNS), chunk_path(a.out_dir, a.shard, j))
         log.info("shard %d chunk %d: %d prompts done", a.shard, j, len(idx))
