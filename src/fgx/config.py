@@ -79,9 +79,6 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     if model.get("source") == "path" and not model.get("path"):
         problems.append("key 'model.path': required when model.source is 'path'; "
                         "set it to a local Hugging Face model directory")
-    if config.get("engine") == "verl" and model.get("source") == "scratch":
-        problems.append("key 'model.source': the verl engine needs a pretrained model; "
-                        "set model.source: path and model.path (see config.paper.yaml)")
     if model.get("source") == "scratch" and task.get("style") != "compact":
         problems.append(f"key 'task.style': a model pretrained from scratch learns the compact style, got "
                         f"{task.get('style')!r}; set task.style: compact or model.source: path")

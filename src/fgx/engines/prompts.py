@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
+# The chat template of a tokenizer that has none (the tiny model's), for stacks that always apply one
+# (verl's RL and SFT datasets): BOS, then the messages' contents, and EOS after an assistant turn. A
+# prompt renders to the ids render_prompt + encode_prompts give without a template, and an SFT example
+# to those of the torch engine's (prompt, BOS first; response; EOS). BOS goes only before a first
+# message that is not the assistant's, because verl tokenizes each turn on its own and joins them.
+PLAIN_CHAT_TEMPLATE = ("{% for m in messages %}{% if loop.first and m['role'] != 'assistant' %}{{ bos_token }}"
+                       "{% endif %}{{ m['content'] }}{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}"
+                       "{% endfor %}")
+
 
 def render_prompt(tokenizer, messages: Sequence[dict] | str) -> str:
     """Prompt text of one row's ``prompt`` (a list of {role, content} messages)."""

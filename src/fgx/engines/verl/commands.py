@@ -76,6 +76,7 @@ VERL_DEFAULTS: dict[str, Any] = {
         "warmup_steps_ratio": 0.0,
         "overrides": [],
     },
+    "cpu_kv_cache_gb": 1,            # vLLM's KV cache on a CPU (VLLM_CPU_KVCACHE_SPACE), when no GPU is visible
     "sample": {
         "gpu_memory_utilization": 0.9,
         "max_model_len": None,       # None = verl.max_prompt_length + max_new_tokens
@@ -93,7 +94,7 @@ def verl_settings(settings: Mapping) -> dict:
     """``settings["verl"]`` merged over :data:`VERL_DEFAULTS` (nested dicts merged one level)."""
     user = dict(settings.get("verl") or {})
     merged = copy.deepcopy(VERL_DEFAULTS)
-    unknown = sorted(set(user) - set(merged) - {"python", "conda_env"})
+    unknown = sorted(set(user) - set(merged))
     if unknown:
         raise SettingsError(f"config key 'verl': unknown key(s) {', '.join(unknown)}; "
                             f"known: {', '.join(sorted(merged))}")
@@ -157,11 +158,44 @@ def _attention_overrides(prefix: str, v: Mapping) -> list[str]:
             _ov(f"+{prefix}.override_config.attn_implementation", "sdpa")]
 
 
+# ----------------------------------------------------------------------------- CPU
+def cpu_ppo_overrides(n_ranks: int) -> list[str]:
+    """What ``main_ppo`` needs on a CPU (with :mod:`fgx.engines.verl.cpu_platform`), each for a reason:
+    FSDP2 (FSDP1 refuses CPU parameters with ``sync_module_states``); no torch.compile, gradient
+    checkpointing or vLLM sleep mode (CUDA-only); vLLM and the weights it receives in fp32 (the torch
+    engine's precision); a 64 MB weight bucket instead of 2 GB of shared memory; one agent-loop and
+    one reward worker; Ray told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs) and
+    given enough logical CPUs for verl's helper actors."""
+    a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
+    return [
+        _ov("trainer.device", "cpu"),
+        _ov(a + "strategy", "fsdp2"), _ov("actor_rollout_ref.ref.strategy", "fsdp2"),
+        _ov(a + "use_torch_compile", False), _ov("actor_rollout_ref.ref.use_torch_compile", False),
+        _ov("actor_rollout_ref.model.enable_gradient_checkpointing", False),
+        _ov(r + "dtype", "float32"),
+        _ov("+" + r + "enable_sleep_mode", False), _ov(r + "free_cache_engine", False),
+        _ov(r + "enforce_eager", True),
+        _ov(r + "checkpoint_engine.update_weights_bucket_megabytes", 64),
+        _ov(r + "agent.num_workers", 1), _ov("reward.num_workers", 1),
+        _ov("data.dataloader_num_workers", 0),
+        _ov("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),
+        _ov("+ray_kwargs.ray_init.num_gpus", int(n_ranks)),
+        _ov("ray_kwargs.ray_init.num_cpus", max(8, 4 * int(n_ranks))),
+    ]
+
+
+def cpu_sft_overrides() -> list[str]:
+    """What ``sft_trainer`` needs on a CPU: FSDP2, no torch.compile or gradient checkpointing, data
+    loaded in the trainer's process."""
+    return [_ov("trainer.device", "cpu"), _ov("engine.strategy", "fsdp2"), _ov("engine.use_torch_compile", False),
+            _ov("model.enable_gradient_checkpointing", False), _ov("data.num_workers", 0)]
+
+
 # ----------------------------------------------------------------------------- RL (GRPO)
 def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[str] | str,
                   val_files: Sequence[str] | str, checkpoint_dir: str, experiment_name: str,
                   reward_path: str, n_gpus_per_node: int, nnodes: int = 1,
-                  ray_num_cpus: int | None = None) -> list[str]:
+                  ray_num_cpus: int | None = None, cpu: bool = False) -> list[str]:
     """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2): the
     objective of :mod:`fgx.algos.objective` (the torch engine's), mapped onto verl's GRPO."""
     from fgx.algos import objective
@@ -275,7 +309,9 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("trainer.n_gpus_per_node", int(n_gpus_per_node)),
         _ov("trainer.nnodes", int(nnodes)),
     ]
-    if ray_num_cpus:
+    if cpu:
+        o += cpu_ppo_overrides(n_gpus_per_node)
+    elif ray_num_cpus:
         o.append(_ov("ray_kwargs.ray_init.num_cpus", int(ray_num_cpus)))
     return o + [str(x) for x in v["ppo_overrides"]]
 
@@ -322,7 +358,7 @@ def ppo_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[
 
 # ----------------------------------------------------------------------------- SFT (RFT)
 def sft_overrides(settings: Mapping, *, model_dir: str, train_file: str, checkpoint_dir: str,
-                  experiment_name: str, n_gpus_per_node: int) -> list[str]:
+                  experiment_name: str, n_gpus_per_node: int, cpu: bool = False) -> list[str]:
     """Hydra overrides of ``verl.trainer.sft_trainer`` for one rejection-fine-tuning model."""
     from fgx.settings import SFT, Runtime
 
@@ -355,6 +391,7 @@ def sft_overrides(settings: Mapping, *, model_dir: str, train_file: str, checkpo
         _ov("trainer.max_ckpt_to_keep", 1),
         _ov("trainer.n_gpus_per_node", int(n_gpus_per_node)),
         _ov("trainer.nnodes", 1),
+        *(cpu_sft_overrides() if cpu else []),
         *[str(x) for x in s["overrides"]],
     ]
 
@@ -374,7 +411,7 @@ def merge_command(*, checkpoint_dir: str, target_dir: str, python: str = "python
 
 
 def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_dir: str,
-                    shard: int = 0, num_shards: int = 1, python: str = "python") -> list[str]:
+                    shard: int = 0, num_shards: int = 1, python: str = "python", cpu: bool = False) -> list[str]:
     """argv of one vLLM sampling shard (``python -m fgx.engines.verl.vllm_sample``)."""
     from fgx.settings import Runtime, Sampling
 
@@ -393,6 +430,8 @@ def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_di
             "--gpu-memory-utilization", repr(float(s["gpu_memory_utilization"])),
             "--chunk-prompts", str(int(s["chunk_prompts"])),
             "--max-model-len", str(int(max_model_len))]
-    if s["enforce_eager"]:
+    if s["enforce_eager"] or cpu:
         argv.append("--enforce-eager")
+    if cpu:  # vLLM turns fp32 checkpoints into bf16 unless told; fp32 is what the torch engine samples in
+        argv += ["--dtype", "float32"]
     return argv

@@ -13,7 +13,10 @@ a rerun with the same fingerprint continues from there, a changed one starts cle
 
 GPUs: the job uses the GPUs it can see (``CUDA_VISIBLE_DEVICES``, as SLURM sets it) and, when
 its SLURM allocation has several nodes, starts a Ray cluster over the allocation with
-``scripts/ray_slurm.sh`` before ``verl.trainer.main_ppo`` (which then joins it).
+``scripts/ray_slurm.sh`` before ``verl.trainer.main_ppo`` (which then joins it). A job that sees no
+GPU runs the same commands on the CPU, one rank: verl with fgx's CPU platform
+(:mod:`fgx.engines.verl.cpu_platform`, :func:`cpu_env`), vLLM's CPU build with fgx's plugin
+(:mod:`fgx.engines.verl.vllm_cpu`), both in fp32.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ REPO_DIR = SRC_DIR.parent
 RAY_SLURM = REPO_DIR / "scripts" / "ray_slurm.sh"
 REWARD_PATH = Path(__file__).resolve().parent / "reward.py"
 TRAINED_MARKER = "TRAINED"
+TOKENIZER_FILES = ("generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "chat_template.jinja")
 # settings that do not change what a job computes (left out of the resume fingerprint)
 RUNTIME_KEYS = ("engine", "device", "threads")
 
@@ -69,6 +74,51 @@ def run_parallel(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str
     if failed:
         raise RuntimeError("verl engine: sampling shard(s) failed: " +
                            "; ".join(f"exit {rc}: {shlex.join(a)}" for a, rc in failed))
+
+
+def on_cpu() -> bool:
+    """True when this job sees no GPU: ``CUDA_VISIBLE_DEVICES`` empty, or unset and CUDA counts none."""
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        return not cvd.strip() or cvd.strip() == "NoDevFiles"
+    try:
+        import torch
+
+        return torch.cuda.device_count() == 0
+    except Exception:  # noqa: BLE001 - no torch / no driver
+        return True
+
+
+def cpu_env(v: Mapping) -> dict[str, str]:
+    """Environment of a verl or vLLM command on the CPU: verl imports fgx's CPU platform and uses it
+    (``VERL_USE_EXTERNAL_MODULES``, ``VERL_PLATFORM``) and picks its FSDP engine, registered for
+    "cuda" only (``VERL_ENGINE_DEVICE``); vLLM takes its CPU platform and a KV cache of
+    ``verl.cpu_kv_cache_gb`` GB (else it sizes the cache as a share of the machine's memory)."""
+    return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
+            "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
+            "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])), "CUDA_VISIBLE_DEVICES": ""}
+
+
+def model_view(model_dir: str | Path, work: Path) -> Path:
+    """``model_dir`` as verl and vLLM read it. verl's datasets always apply a chat template; a model
+    whose tokenizer has none (the tiny model) is shown through ``work/model`` (links to its files,
+    plus :data:`fgx.engines.prompts.PLAIN_CHAT_TEMPLATE`), which renders prompts and SFT examples to
+    the torch engine's token ids. Other models are used as they are."""
+    from transformers import AutoTokenizer
+
+    from fgx.engines.prompts import PLAIN_CHAT_TEMPLATE
+
+    model_dir = Path(model_dir).resolve()
+    if getattr(AutoTokenizer.from_pretrained(model_dir), "chat_template", None):
+        return model_dir
+    view = work / "model"
+    if not (view / "chat_template.jinja").exists():
+        view.mkdir(parents=True, exist_ok=True)
+        for f in model_dir.iterdir():
+            if f.is_file() and not (view / f.name).exists():
+                (view / f.name).symlink_to(f)
+        (view / "chat_template.jinja").write_text(PLAIN_CHAT_TEMPLATE)
+    return view
 
 
 def visible_gpus(default: int) -> list[str]:
@@ -159,12 +209,14 @@ def sft_messages(df):
 
 
 def finish_model_dir(target: Path, init_model: str | Path, settings: Mapping, argv: Sequence[str]) -> None:
-    """Make a merged directory match the torch engine's: generation config, tokenizer, provenance."""
+    """Make a merged directory match the torch engine's: generation config, tokenizer (the starting
+    model's files, not the merger's copy of what verl was shown: :func:`model_view`), provenance."""
     init_model = Path(init_model)
-    for name in ("generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                 "special_tokens_map.json", "chat_template.jinja"):
-        if not (target / name).exists() and (init_model / name).exists():
+    for name in TOKENIZER_FILES:
+        if (init_model / name).exists():
             shutil.copy2(init_model / name, target / name)
+        elif (target / name).exists() and name != "generation_config.json":
+            (target / name).unlink()  # in the merger's fresh output directory, e.g. the view's chat template
     if not any(target.glob("*.safetensors")):
         raise RuntimeError(f"verl's model merger wrote no *.safetensors into {target}")
     (target / "resolved_config.json").write_text(json.dumps(
@@ -249,6 +301,14 @@ class VerlEngine:
         self._run = runner or run_logged
         self._run_parallel = parallel_runner or run_parallel
 
+    # --------------------------------------------------------------------- pretraining
+    def pretrain(self, data_paths, out_dir, work_dir, settings: Mapping) -> None:
+        """The tiny base from scratch (``model.source: scratch``) with the torch engine: verl has no
+        pretraining. The base is a Hugging Face directory like any other, which verl starts from."""
+        from fgx.engines.torch import TorchEngine
+
+        TorchEngine().pretrain(data_paths, out_dir, work_dir, settings)
+
     # --------------------------------------------------------------------- sampling
     def sample(self, model_dir, rows, out_path, work_dir, settings: Mapping) -> None:
         """n samples per prompt with vLLM (data parallel over the job's GPUs), scored; finished
@@ -261,7 +321,9 @@ class VerlEngine:
         data_path = None if isinstance(rows, pd.DataFrame) else Path(rows)
         df = rows if data_path is None else read_rows(data_path, "prompts", ("prompt", "reward_model", "extra_info"))
         v = C.verl_settings(settings)
-        groups = gpu_groups(visible_gpus(v["n_gpus_per_node"]), int(settings["tensor_parallel_size"]))
+        cpu = on_cpu()
+        groups = [["cpu"]] if cpu else gpu_groups(visible_gpus(v["n_gpus_per_node"]),
+                                                  int(settings["tensor_parallel_size"]))
         fp = fingerprint(settings, model=model_dir, data=data_path or "dataframe", rows=len(df),
                          shards=len(groups))
         work = prepare_work_dir(work_dir, fp)
@@ -271,11 +333,12 @@ class VerlEngine:
                 write_parquet(df, data_path)
         chunk_dir = work / "chunks"
         chunk_dir.mkdir(exist_ok=True)
-        argvs = [C.rollout_command(settings, model_dir=str(Path(model_dir).resolve()),
+        model = model_view(model_dir, work)
+        argvs = [C.rollout_command(settings, model_dir=str(model),
                                    data_path=str(Path(data_path).resolve()), out_dir=str(chunk_dir.resolve()),
-                                   shard=i, num_shards=len(groups), python=self.python)
+                                   shard=i, num_shards=len(groups), python=self.python, cpu=cpu)
                  for i in range(len(groups))]
-        envs = [job_env({"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
+        envs = [job_env(cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
         self._run_parallel(argvs, envs)
         out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")))
         write_parquet(out, out_path, settings=dict(settings))
@@ -292,12 +355,14 @@ class VerlEngine:
         if not train.exists():
             write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
         v = C.verl_settings(settings)
-        n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
+        cpu = on_cpu()
+        n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
         ckpt = work / "checkpoints"
-        argv = C.sft_command(settings, python=self.python, model_dir=str(Path(model_dir).resolve()),
+        argv = C.sft_command(settings, python=self.python, model_dir=str(model_view(model_dir, work)),
                              train_file=str(train.resolve()), checkpoint_dir=str(ckpt.resolve()),
-                             experiment_name=out_dir.name, n_gpus_per_node=n_gpus)
-        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work))}))
+                             experiment_name=out_dir.name, n_gpus_per_node=n_gpus, cpu=cpu)
+        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+                                         **(cpu_env(v) if cpu else {})}))
         step_dir = latest_checkpoint(ckpt)
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
@@ -313,19 +378,20 @@ class VerlEngine:
         out_dir = Path(out_dir)
         work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path))
         v = C.verl_settings(settings)
-        nnodes = slurm_job_nodes()
-        n_gpus = len(visible_gpus(v["n_gpus_per_node"]))
+        cpu = on_cpu()
+        nnodes = 1 if cpu else slurm_job_nodes()
+        n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
         cpus = os.environ.get("SLURM_CPUS_ON_NODE")
         ckpt = work / "checkpoints"
         argv = C.ppo_command(
-            settings, python=self.python, model_dir=str(Path(model_dir).resolve()),
+            settings, python=self.python, model_dir=str(model_view(model_dir, work)), cpu=cpu,
             train_files=[str(Path(train_path).resolve())], val_files=[str(Path(val_path).resolve())],
             checkpoint_dir=str(ckpt.resolve()), experiment_name=out_dir.name, reward_path=str(REWARD_PATH),
             n_gpus_per_node=n_gpus, nnodes=nnodes, ray_num_cpus=int(cpus) if cpus and nnodes == 1 else None)
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
         self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
-                                         "FGX_GPUS_PER_NODE": str(n_gpus)}))
+                                         "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})}))
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
         if frame.empty:
