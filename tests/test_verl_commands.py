@@ -32,7 +32,7 @@ from fgx.engines.verl import engine as E  # noqa: E402
 from fgx.engines.verl import vllm_sample as VS  # noqa: E402
 
 try:
-    import verl  # noqa: F401
+    import verl
     from hydra import compose, initialize_config_dir
     from hydra.errors import ConfigCompositionException
     from omegaconf import OmegaConf

@@ -211,8 +211,9 @@ def test_verls_replay_buffer_filters_the_groups_the_torch_engine_filters(rows, k
         group = [responses[(i + j) % 3 if i % 2 else (i % 3)] for j in range(4)]  # mixed or all-equal groups
         rewards[f"uid{i}"] = [reward(compute_score(r["data_source"], g.replace("%s", out), r["reward_model"]
                                                    ["ground_truth"]), kind) for g in group]
-    rb = RB.ReplayBuffer("sync", OmegaConf.create({}), None, "drop", OmegaConf.create({}), refill_fn=lambda n: None,
-                         filter_groups_metric="reward", train_batch_size=4, gen_batch_size=8, max_inflight_gen_batches=2)
+    rb = RB.ReplayBuffer("sync", OmegaConf.create({}), None, "drop", OmegaConf.create({}),
+                         refill_fn=lambda n: None, filter_groups_metric="reward", train_batch_size=4, gen_batch_size=8,
+                         max_inflight_gen_batches=2)
     for uid, rs in rewards.items():
         for s in range(len(rs)):
             rb.partitions["train"][f"{uid}_{s}_0"] = {"status": "finished"}
