@@ -2,8 +2,8 @@
 
 Same model (random init, the default tiny size unless overridden), same prompts (2 x batch by
 default, as in a rollout), same batch (HF: consecutive chunks of --batch prompts; fgx: --batch
-slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted = generated tokens up to and including eos, for
-both. Last line: ``sampler_vs_hf_generate: N.NNx``.
+slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted =
+generated tokens up to and including eos, for both. Last line: ``sampler_vs_hf_generate: N.NNx``.
 
 ``--breakdown`` also times one decode step of fgx's sampler (the cache half full) against the weight
 matmuls of that step alone, the floor no saving on other ops can go below, and prints the ratio to HF
@@ -78,7 +78,8 @@ def main(argv=None):
             enc = tok(prompts[c0:c0 + args.batch], return_tensors="pt", padding=True).to(dev)
             with torch.no_grad(), torch.autocast(dev.type, dtype=torch.bfloat16, enabled=args.dtype == "bfloat16"):
                 out = model.generate(**enc, do_sample=True, temperature=1.0, top_p=1.0, top_k=0,
-                                     max_new_tokens=args.max_new_tokens, eos_token_id=eos, pad_token_id=tok.pad_token_id)
+                                     max_new_tokens=args.max_new_tokens, eos_token_id=eos,
+                                     pad_token_id=tok.pad_token_id)
             gen = out[:, enc["input_ids"].shape[1]:]
             is_eos = (gen == eos).int()
             # tokens up to and including the first eos

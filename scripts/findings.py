@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.analysis.findings import main  # noqa: E402
+from fgx.analysis.findings import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
-from fgx.cli import parser, run_job  # noqa: E402
+from fgx.cli import parser, run_job
 
 
 def main(argv=None):

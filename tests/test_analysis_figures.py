@@ -12,15 +12,15 @@ import pytest
 
 matplotlib.use("Agg")
 
-from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval  # noqa: E402
-from fgx.analysis.sample_browser import render_html  # noqa: E402
-from fgx.figures import failure_modes as FIG_FM  # noqa: E402
-from fgx.figures import function_transfer as FIG_FT  # noqa: E402
-from fgx.figures import model_contrasts as FIG_MC  # noqa: E402
-from fgx.figures import training_dynamics as FIG_TD  # noqa: E402
-from fgx.io import write_parquet  # noqa: E402
-from fgx.tasks.strings.shortcuts import has_shortcut  # noqa: E402
-from fgx.tasks.strings import generate  # noqa: E402
+from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval
+from fgx.analysis.sample_browser import render_html
+from fgx.figures import failure_modes as FIG_FM
+from fgx.figures import function_transfer as FIG_FT
+from fgx.figures import model_contrasts as FIG_MC
+from fgx.figures import training_dynamics as FIG_TD
+from fgx.io import write_parquet
+from fgx.tasks.strings.shortcuts import has_shortcut
+from fgx.tasks.strings import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,7 +158,8 @@ def test_function_transfer_figure(tmp_path):
     assert table["level"].tolist() == [2, 3, 2, 3]
     assert table["diff"].tolist() == pytest.approx([0.25, 0.25, 0.75, 0.75])
     assert table["n_prompts"].tolist() == [2, 2, 2, 2]
-    assert table["source"].tolist() == [paths[0]] * 2 + [paths[2]] * 2 and (table["source_b"] == table["source_b"]).all()
+    assert table["source"].tolist() == [paths[0]] * 2 + [paths[2]] * 2
+    assert (table["source_b"] == table["source_b"]).all()
     pdf = tmp_path / "function_transfer.pdf"
     FIG_FT.draw(table, pdf, settings)
     assert pdf.read_bytes()[:4] == b"%PDF"

@@ -76,10 +76,10 @@ CALLS = {
                     "--out", "{out}"], "eval", "out"),
     "mix_sft_data.py": (["--inputs", "{sft}", "--settings", json.dumps({"repeats": [1]}), "--out", "{out}"], "sft",
                         "out"),
-    "plot.py": (["passk_level_curve", "--inputs", "{metrics}", "--settings", json.dumps({"figure": "passk_level_curve"}),
-                 "--pdf", "{out}", "--csv", "{out2}"], "metrics", "out2"),
-    "sample_browser.py": (["--inputs", "{eval}", "--settings", json.dumps({"per_cell": 1, "seed": 0}), "--out", "{out}"],
-                          "eval", "out"),
+    "plot.py": (["passk_level_curve", "--inputs", "{metrics}", "--settings",
+                 json.dumps({"figure": "passk_level_curve"}), "--pdf", "{out}", "--csv", "{out2}"], "metrics", "out2"),
+    "sample_browser.py": (["--inputs", "{eval}", "--settings", json.dumps({"per_cell": 1, "seed": 0}),
+                           "--out", "{out}"], "eval", "out"),
     "check_leakage.py": (["--test", "{problems}", "--train", "{sft}", "--out", "{out}"], "problems", "out"),
     "generate_strings.py": (["--stage", "2", "--split", "test", "--min-level", "1", "--max-level", "1", "--num", "2",
                              "--seed", "0", "--exclude", "{problems}", "--out", "{out}"], "problems", "out"),
@@ -115,7 +115,8 @@ def test_a_broken_input_is_named_and_leaves_no_output(good, tmp_path, script, ki
     argv, broken_key, out_key = CALLS[script]
     # the column that script cannot do without (mix_sft_data reads a solution where no response is;
     # the sample browser rescores responses rather than reading 'correct')
-    column = {"pretrain.py": "extra_info", "mix_sft_data.py": "reward_model", "sample_browser.py": "responses"}.get(script, KEY_COLUMN[broken_key])
+    column = {"pretrain.py": "extra_info", "mix_sft_data.py": "reward_model",
+              "sample_browser.py": "responses"}.get(script, KEY_COLUMN[broken_key])
     paths = {k: str(v) for k, v in good.items()}
     bad = _breaks(kind, good[broken_key], tmp_path / f"broken_{Path(good[broken_key]).name}", column)
     paths[broken_key] = str(bad)

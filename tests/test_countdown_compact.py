@@ -105,7 +105,9 @@ def test_cli_compact(tmp_path):
 def test_train_and_check_partitions_are_disjoint():
     train = C.sample_compact_problems(numbers=2, num=2000, seed=1, partition="train")
     check = C.sample_compact_problems(numbers=2, num=200, seed=2, partition="test")
-    key = lambda ps: {(tuple(sorted(n)), t) for n, t in ps}
+    def key(ps):
+        return {(tuple(sorted(n)), t) for n, t in ps}
+
     assert not key(train) & key(check)
     assert C.sample_compact_problems(numbers=3, num=20, seed=5) == C.sample_compact_problems(
         numbers=3, num=20, seed=5, partition="none")  # the default draws are unchanged
@@ -125,7 +127,7 @@ def test_a_search_trace_computes_every_step_tried_up_to_the_target():
         assert steps[-1].endswith(f"={target}") and all(not s.endswith(f"={target}") for s in steps[:-1])
         for s in steps:  # every written value is right
             left, value = s.split("=")
-            assert Fraction(eval(left)) == Fraction(value)  # noqa: S307 (digits and one operator)
+            assert Fraction(eval(left)) == Fraction(value)  # digits and one operator
         gt = json.dumps({"answer": target, "numbers": nums})
         assert C.compute_score(C.data_source(2), text, gt)["score"] == 1.0
     with pytest.raises(ValueError, match="unknown trace"):

@@ -78,7 +78,8 @@ def upstream(tmp_path_factory):
 
 def test_a_dry_run_with_upstreams_files_plans_the_dag_without_generating_them(upstream, tmp_path):
     overlay = tmp_path / "upstream.yaml"
-    overlay.write_text(yaml.safe_dump({"data": {"external": {k: str(upstream[k]) for k in ("stage1", "level2", "test")}}}))
+    external = {k: str(upstream[k]) for k in ("stage1", "level2", "test")}
+    overlay.write_text(yaml.safe_dump({"data": {"external": external}}))
     default = planned_jobs(ROOT, "--forceall")
     jobs = planned_jobs(ROOT, "--forceall", "--configfile", str(overlay))
     assert jobs["generate_strings"] == default["generate_strings"] - 3  # stage1, level2 and test are not generated

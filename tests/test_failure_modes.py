@@ -88,6 +88,7 @@ def test_compact_categories(response, expected):
 def test_step_traces_imply_one_rewrite_per_step_on_generated_problems():
     df = generate(stage=2, split="train", min_level=1, max_level=5, num=100, seed=5, style="compact",
                   max_value_len=16)
+    assert len(df) == 100
     for r in df.itertuples():
         gt_ = json.loads(r.reward_model["ground_truth"])
         e, x = parse_code(gt_["ref_code"]), gt_["ref_input"]["x"]
@@ -187,11 +188,15 @@ def test_deterministic_and_total_on_garbage():
     garbage = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(150)]
     garbage += ["(" * 5000, '{"output": 5}', '{"output": null}', "f17(" * 300 + '"a"' + ")" * 300,
                 "x" * 100_000, '{"output": "axcdb"', b"bytes", 12, ["list"], '"\\ud800"\n{"output": "\\ud800"}']
+    assert len(garbage) == 160
+    styles = []
     for style in ("compact", "paper"):
         first = [classify_detailed(r, GT, style=style) for r in garbage]
         again = [classify_detailed(r, GT, style=style) for r in reversed(garbage)][::-1]
-        assert first == again
+        assert len(first) == len(garbage) and first == again
         assert all(c.category in CATEGORIES and c.reason for c in first)
+        styles.append(style)
+    assert styles == ["compact", "paper"]
 
 
 def test_bad_inputs_raise_clear_errors():

@@ -234,7 +234,8 @@ def test_level4_on_prompts_only_a_full_trace_solves_has_its_own_verdict():
         tables["model_contrasts"] = pd.concat([every, full], ignore_index=True)
         assert _verdicts(tables)[name] == verdict
         # the other findings still read every prompt
-        assert _verdicts(tables)["RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"] == "holds"
+        finding = "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)"
+        assert _verdicts(tables)[finding] == "holds"
     # the full-trace test set, where the run has one, decides the row over the test set's few such prompts
     full = every.assign(prompts="full trace only", diff=0.06, ci_low=0.02, ci_high=0.10, n_prompts=34)
     on_set = every.assign(prompts="full-trace test set", diff=0.004, ci_low=-0.003, ci_high=0.011, n_prompts=256)

@@ -157,13 +157,15 @@ def test_first_step_rows_ask_for_the_first_step_as_its_level1_problem():
     assert FIRST_STEP_MARK == ">" and row["prompt"][0]["content"] == '>"dcba".f3().f10()\n'
     level1 = make_row(Problem(S.parse_compact('f3("dcba")'), "q", "abcd", 1), stage=1, split="train", style="compact",
                       index=0)
-    assert row["extra_info"]["solution"] == level1["extra_info"]["solution"] == '"dcba".f3()="abcd"\n{"output": "abcd"}\n'
+    assert row["extra_info"]["solution"] == level1["extra_info"]["solution"]
+    assert row["extra_info"]["solution"] == '"dcba".f3()="abcd"\n{"output": "abcd"}\n'
     gt = json.loads(row["reward_model"]["ground_truth"])
     assert gt["ref_output"] == "abcd" and S.render_code(S.parse_code(gt["ref_code"])) == S.render_code(e)
     assert row["extra_info"]["task"] == "first_step" and row["extra_info"]["depth"] == 2
-    assert S.compute_score(row["data_source"], row["extra_info"]["solution"], row["reward_model"]["ground_truth"])["acc"]
+    gt_text = row["reward_model"]["ground_truth"]
+    assert S.compute_score(row["data_source"], row["extra_info"]["solution"], gt_text)["acc"]
     # the whole expression's answer is wrong here
-    assert not S.compute_score(row["data_source"], '{"output": "%s"}' % p.output, row["reward_model"]["ground_truth"])["acc"]
+    assert not S.compute_score(row["data_source"], '{"output": "%s"}' % p.output, gt_text)["acc"]
     with pytest.raises(ValueError, match="Level >= 2"):
         make_row(Problem(S.parse_compact('f3("dcba")'), "q", "abcd", 1), stage=1, split="train", style="compact",
                  index=0, first_step=True)
@@ -356,8 +358,8 @@ def test_cli_full_trace_only(tmp_path):
     from fgx.tasks.strings.shortcuts import has_shortcut
 
     out = tmp_path / "full.parquet"
-    assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "3", "--num", "12", "--seed",
-                 "1", "--style", "compact", "--max-value-len", "8", "--partition", "test", "--full-trace-only",
-                 "--out", str(out)]) == 0
+    assert main(["generate", "--stage", "2", "--split", "test", "--min-level", "3", "--max-level", "3", "--num", "12",
+                 "--seed", "1", "--style", "compact", "--max-value-len", "8", "--partition", "test",
+                 "--full-trace-only", "--out", str(out)]) == 0
     df = pd.read_parquet(out)
     assert len(df) == 12 and not any(has_shortcut(rm["ground_truth"], 8) for rm in df["reward_model"])

@@ -11,7 +11,7 @@ from fgx.engines import get_engine
 from fgx.engines.torch.sampler import generate_ids
 
 # the CPU tests' helpers (and conftest's fixtures), so both tiers run the same models and toy task
-from toy import PROMPTS, rand_model, rl_settings, toy_score
+from toy import PROMPTS, hf_continuation, rand_model, rl_settings, toy_score
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
@@ -23,9 +23,11 @@ def test_fast_sampler_greedy_matches_hf_generate_on_cuda(tok):
     enc = tok(PROMPTS, return_tensors="pt", padding=True).to("cuda")
     hf = m.generate(**enc, do_sample=False, max_new_tokens=12, pad_token_id=tok.pad_token_id,
                     eos_token_id=tok.eos_token_id)
+    assert len(ours) == len(PROMPTS)
     for i, c in enumerate(ours):
-        ref = hf[i, enc["input_ids"].shape[1]:].tolist()
-        assert c.token_ids == ref[: len(c.token_ids)], (i, c.token_ids, ref)
+        ref = hf_continuation(hf[i, enc["input_ids"].shape[1]:].tolist(), tok.eos_token_id)
+        assert c.token_ids == ref, (i, c.token_ids, ref)  # the whole continuation: a sampler stopping early fails
+        assert c.finish_reason == ("stop" if ref[-1] == tok.eos_token_id else "length"), (i, c.finish_reason, ref)
 
 
 def test_grpo_raises_reward_on_cuda(base_dir):

@@ -51,3 +51,20 @@ def test_the_level4_block_needs_a_timed_seed0(tmp_path):
     shutil.rmtree(runs / "seed1")  # seed 2's run, timed to model_contrasts only, is left
     with pytest.raises(ValueError, match="seed2/run.json: no rule_all_wall_s"):
         readme.level4_block(tmp_path)
+
+
+def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
+    import json
+    import shutil
+
+    shutil.copy(readme.RESULTS / "main-job.json", tmp_path)
+    record = json.loads((readme.RESULTS / "main-job-runs.json").read_text())
+    assert len(record["runs"]) >= 2 and all(r["machine"] and r["commit"] and r["wall_s"] for r in record["runs"])
+    record["runs"].append({**record["runs"][0], "commit": "abc1234", "wall_s": 3 * 3600, "pretrain_s": 9000,
+                           "figure_table_equals_seed0": False})
+    (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
+    block = readme.timing_block(tmp_path)
+    walls = sorted(r["wall_s"] for r in record["runs"])
+    assert f"takes {walls[0] / 60:.0f}–180 min on {record['runs'][0]['machine']}" in block
+    assert "abc1234" in block and "9,000 s" in block
+    assert "byte for byte" not in block  # said only when every run's figure table equals seed 0's

@@ -3,7 +3,7 @@
 import pytest
 
 from fgx.engines.torch.sampler import decode_completions, generate_ids
-from toy import PROMPTS, rand_model
+from toy import PROMPTS, hf_continuation, rand_model
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
@@ -16,12 +16,12 @@ def test_fast_greedy_equals_hf_generate(tok, arch):
     enc = tok(PROMPTS, return_tensors="pt", padding=True)
     hf = m.generate(**enc, do_sample=False, max_new_tokens=12, pad_token_id=tok.pad_token_id,
                     eos_token_id=tok.eos_token_id)
+    assert len(ours) == len(generic) == len(PROMPTS)
     for i, c in enumerate(ours):
-        ref = hf[i, enc["input_ids"].shape[1]:].tolist()
-        assert c.token_ids == ref[: len(c.token_ids)], (i, c.token_ids, ref)
-        assert c.token_ids == generic[i].token_ids
-        if c.finish_reason == "length":
-            assert len(c.token_ids) == 12
+        ref = hf_continuation(hf[i, enc["input_ids"].shape[1]:].tolist(), tok.eos_token_id)
+        assert c.token_ids == ref, (i, c.token_ids, ref)  # the whole continuation: a sampler stopping early fails
+        assert c.finish_reason == ("stop" if ref[-1] == tok.eos_token_id else "length"), (i, c.finish_reason, ref)
+        assert c.token_ids == generic[i].token_ids and c.finish_reason == generic[i].finish_reason
 
 
 def test_sampling_seeded_and_top_p(tok):
@@ -44,13 +44,13 @@ def test_sampling_seeded_and_top_p(tok):
     assert [x.token_ids for x in d1] == [x.token_ids for x in d2]
 
 
-def test_stop_strings(tok):
+@pytest.mark.parametrize("fast", [True, False])
+def test_stop_strings(tok, fast):
     m = rand_model(tok)
     ids = [tok(p)["input_ids"] for p in PROMPTS]
     free = generate_ids(m, tok, ids, temperature=0, max_new_tokens=12)
     text0 = decode_completions(tok, free)[0]
     stop = text0[3:5]  # a string that greedy decoding produces
-    for fast in (True, False):
-        cut = generate_ids(m, tok, ids, temperature=0, max_new_tokens=12, stop=[stop], fast=fast)
-        assert cut[0].finish_reason == "stop"
-        assert decode_completions(tok, cut, [stop])[0] == text0[: text0.find(stop)]
+    cut = generate_ids(m, tok, ids, temperature=0, max_new_tokens=12, stop=[stop], fast=fast)
+    assert cut[0].finish_reason == "stop"
+    assert decode_completions(tok, cut, [stop])[0] == text0[: text0.find(stop)]

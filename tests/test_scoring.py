@@ -100,6 +100,7 @@ def test_dispatch():
 
 def test_generated_rows_score_their_own_answers():
     df = S.generate(stage=2, split="test", min_level=1, max_level=4, num=40, seed=2)
+    assert len(df) == 40
     for _, row in df.iterrows():
         gt = row.reward_model["ground_truth"]
         out = json.loads(gt)["ref_output"]

@@ -63,7 +63,9 @@ def test_profile_names_real_rules_and_known_resources():
 
 def test_profile_options_are_snakemake_options():
     helptext = subprocess.run([*SNAKEMAKE, "--help"], capture_output=True, text=True, check=True).stdout
-    for key in profile():
+    keys = list(profile())
+    assert {"executor", "jobs", "default-resources", "set-resources"} <= set(keys), keys
+    for key in keys:
         assert f"--{key}" in helptext, f"profile option {key!r} is not a snakemake option"
 
 

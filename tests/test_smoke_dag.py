@@ -33,7 +33,8 @@ def test_figures_and_tables(smoke_run):
     assert set(subset["model"]) == {"stage1", "rl_level1to2"} and set(subset["k"]) == {1, 2, 4, 8}
     assert (subset["n_prompts"] == 4).all()
     assert passk["pass_at_k"].between(0, 1).all()
-    assert (passk["ci_low"] <= passk["pass_at_k"] + 1e-9).all() and (passk["pass_at_k"] <= passk["ci_high"] + 1e-9).all()
+    assert (passk["ci_low"] <= passk["pass_at_k"] + 1e-9).all()
+    assert (passk["pass_at_k"] <= passk["ci_high"] + 1e-9).all()
     # pass@k never decreases with k for a model and level
     for _, g in passk.groupby(["model", "level"]):
         assert g.sort_values("k")["pass_at_k"].diff().dropna().ge(-1e-9).all()
@@ -60,11 +61,13 @@ def test_figures_and_tables(smoke_run):
     # the same pairs on the held-out functions (where they equal model_contrasts' differences) and on new
     # compositions of the train functions (data.test_train_funcs_levels: [2, 3] in the smoke config)
     transfer = pd.read_csv(smoke_run / "figures/function_transfer.csv")
-    assert transfer[["a", "b"]].drop_duplicates().values.tolist() == contrasts[["a", "b"]].drop_duplicates().values.tolist()
+    pairs = contrasts[["a", "b"]].drop_duplicates().values.tolist()
+    assert transfer[["a", "b"]].drop_duplicates().values.tolist() == pairs
     assert set(transfer["level"]) == {2, 3} and set(transfer["functions"]) == {"held-out functions", "train functions"}
     held = transfer[transfer["functions"] == "held-out functions"].set_index(["a", "b", "level"])["diff"]
     assert held.to_dict() == pytest.approx(contrasts.set_index(["a", "b", "level"])["diff"].loc[held.index].to_dict())
-    assert (transfer[transfer["functions"] == "train functions"]["source"].str.endswith("/test_train_funcs.parquet")).all()
+    train = transfer[transfer["functions"] == "train functions"]
+    assert train["source"].str.endswith("/test_train_funcs.parquet").all()
     curves = pd.read_csv(smoke_run / "figures/rl_level_accuracy.csv")
     assert set(curves["model"]) == {"rl_level1", "rl_level2", "rl_level1to2"}
     assert curves["step"].max() == 4

@@ -45,7 +45,9 @@ def test_steps_are_read_back_from_a_response():
 
 
 def test_chain_lines_convert_to_the_nested_form():
-    for row in S.generate(stage=2, split="train", min_level=1, max_level=5, num=60, seed=4, style="compact").itertuples():
+    rows = S.generate(stage=2, split="train", min_level=1, max_level=5, num=60, seed=4, style="compact")
+    assert len(rows) == 60
+    for row in rows.itertuples():
         gt = json.loads(row.reward_model["ground_truth"])
         e, x = S.parse_code(gt["ref_code"]), gt["ref_input"]["x"]
         assert chain_to_compact(row.prompt[0]["content"].strip()) == S.render_compact(e, x)

@@ -32,7 +32,7 @@ from fgx.engines.verl import engine as E  # noqa: E402
 from fgx.engines.verl import vllm_sample as VS  # noqa: E402
 
 try:
-    import verl  # noqa: F401
+    import verl
     from hydra import compose, initialize_config_dir
     from hydra.errors import ConfigCompositionException
     from omegaconf import OmegaConf
@@ -121,7 +121,9 @@ def verl_checks_ppo(cfg):
 @needs_verl
 @pytest.mark.parametrize("cfg_name,cfg", [("paper", PAPER), ("cpu-default", CPU_DEFAULT)])
 def test_every_rl_command_composes_in_struct_mode(hydra, cfg_name, cfg):
-    for run, settings in rl_jobs(cfg):
+    jobs = rl_jobs(cfg)
+    assert {"level1", "level2", "level1to2"} <= {run for run, _ in jobs}, cfg_name
+    for run, settings in jobs:
         for nnodes in (1, 2):
             overrides = C.ppo_overrides(settings, **ppo_kwargs(run, nnodes=nnodes))
             composed = hydra(C.PPO_CONFIG, overrides)
@@ -208,7 +210,9 @@ def test_reinforce_and_kl_map_to_verl_switches():
 def test_every_sft_command_composes_in_struct_mode(hydra, cfg_name, cfg):
     from verl.utils.config import omega_conf_to_dataclass
 
-    for model, settings in sft_jobs(cfg):
+    jobs = sft_jobs(cfg)
+    assert [model for model, _ in jobs][:2] == ["stage1", "rft_level2_iter1"], cfg_name
+    for model, settings in jobs:
         argv = C.sft_command(settings, **sft_kwargs(model))
         module_at = argv.index(C.SFT_MODULE)
         composed = hydra(C.SFT_CONFIG, argv[module_at + 1:])

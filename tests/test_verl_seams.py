@@ -116,10 +116,12 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
     max_new = 40
     manager, _ = _dapo_manager(tokenizer, kind, buffer, max_new)
     outputs = []
+    assert len(df) == 12
     for i, r in enumerate(df.to_dict("records")):
         out = json.loads(r["reward_model"]["ground_truth"])["ref_output"]
         outputs.append([f'{{"output": "{out}"}}', '{"output": "wrong"}', "no answer " * (4 if i % 2 else 1)][i % 3])
-    for r, text in zip(df.to_dict("records"), outputs):
+    scored = 0
+    for r, text in zip(df.to_dict("records"), outputs, strict=True):
         ids = tokenizer(text, add_special_tokens=False)["input_ids"][:max_new]
         resp = torch.tensor([ids + [tokenizer.pad_token_id] * (max_new - len(ids))])
         mask = torch.tensor([[1] * len(ids) + [0] * (max_new - len(ids))])
@@ -132,6 +134,8 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
         expected += float(overlong_penalty(torch.tensor([len(ids)]), max_new, buffer)[0])
         assert got["reward_score"] == pytest.approx(expected), (text, got)
         assert got["reward_extra_info"]["acc"] in (0.0, 1.0)
+        scored += 1
+    assert scored == len(df)
 
 
 def test_the_dynamic_sampling_metric_is_verls_canonical_reward():
@@ -207,8 +211,9 @@ def test_verls_replay_buffer_filters_the_groups_the_torch_engine_filters(rows, k
         group = [responses[(i + j) % 3 if i % 2 else (i % 3)] for j in range(4)]  # mixed or all-equal groups
         rewards[f"uid{i}"] = [reward(compute_score(r["data_source"], g.replace("%s", out), r["reward_model"]
                                                    ["ground_truth"]), kind) for g in group]
-    rb = RB.ReplayBuffer("sync", OmegaConf.create({}), None, "drop", OmegaConf.create({}), refill_fn=lambda n: None,
-                         filter_groups_metric="reward", train_batch_size=4, gen_batch_size=8, max_inflight_gen_batches=2)
+    rb = RB.ReplayBuffer("sync", OmegaConf.create({}), None, "drop", OmegaConf.create({}),
+                         refill_fn=lambda n: None, filter_groups_metric="reward", train_batch_size=4, gen_batch_size=8,
+                         max_inflight_gen_batches=2)
     for uid, rs in rewards.items():
         for s in range(len(rs)):
             rb.partitions["train"][f"{uid}_{s}_0"] = {"status": "finished"}

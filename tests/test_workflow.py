@@ -133,7 +133,8 @@ def test_test_set_over_the_train_functions(config):
     after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_train_funcs"]
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "test_train_funcs" not in wf.string_splits(config) and wf.eval_splits(config) == ["test", "val", "test_full_trace"]
+    assert "test_train_funcs" not in wf.string_splits(config)
+    assert wf.eval_splits(config) == ["test", "val", "test_full_trace"]
     assert "function_transfer" not in wf.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
         wf.string_split_spec(config, "test_train_funcs")
@@ -259,7 +260,8 @@ def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
     inputs = wf.figure_inputs(config, "passk_level_curve")
     assert inputs[-2:] == [f"results/metrics/{m}/test_many.parquet" for m in ("stage1", "rl_level1to2")]
     s = json.loads(wf.sampling_settings(config, "eval", "stage1", "test_many"))
-    assert s["n"] == config["evaluate"]["many_samples"]["n"] and s["max_new_tokens"] == config["evaluate"]["max_new_tokens"]
+    assert s["n"] == config["evaluate"]["many_samples"]["n"]
+    assert s["max_new_tokens"] == config["evaluate"]["max_new_tokens"]
     assert json.loads(wf.metrics_settings(config, "test_many"))["ks"][-1] == config["evaluate"]["many_samples"]["n"]
     assert json.loads(wf.metrics_settings(config, "test"))["ks"][-1] == config["evaluate"]["n"]
     before = {s: wf.sampling_settings(config, "eval", "stage1", s) for s in ("test", "test_train_funcs")}

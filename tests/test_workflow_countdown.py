@@ -119,9 +119,11 @@ def test_figure_inputs_and_targets(config):
 def test_countdown_knobs_are_local(config):
     """A countdown knob changes only the countdown jobs' settings (so only they rerun), and the
     string-task knobs of evaluate/stage1 do not leak into the Multi-Base's SFT or Countdown evals."""
-    string_jobs = lambda c: (wf.pretrain_settings(c), wf.rl_settings(c, "level1to2"), wf.sft_settings(c, "stage1"),
-                             wf.sampling_settings(c, "rollout", "base", "stage1"),
-                             wf.sampling_settings(c, "eval", "rl_level1to2", "test"), wf.generate_args(c, "test"))
+    def string_jobs(c):
+        return (wf.pretrain_settings(c), wf.rl_settings(c, "level1to2"), wf.sft_settings(c, "stage1"),
+                wf.sampling_settings(c, "rollout", "base", "stage1"),
+                wf.sampling_settings(c, "eval", "rl_level1to2", "test"), wf.generate_args(c, "test"))
+
     before = string_jobs(config)
     sft = wf.sft_settings(config, "stage1_multi")
     ev = wf.sampling_settings(config, "eval", "stage1_multi", "countdown3")

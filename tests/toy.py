@@ -17,6 +17,11 @@ PROMPTS = ['f1("ab")\n', "x", "hello world\n", 'f17(f3("dcba"))\n', "zz"]
 RUNTIME = {"engine": "torch", "device": "cpu", "seed": 0, "verl": {}, "tensor_parallel_size": 1}
 
 
+def hf_continuation(ref: list[int], eos_id: int) -> list[int]:
+    """What Hugging Face ``generate`` generated for one row: through its first eos (the rest is padding), else all."""
+    return ref[: ref.index(eos_id) + 1] if eos_id in ref else ref
+
+
 def toy_score(data_source, solution_str, ground_truth, extra_info=None):
     """Toy task: correct iff the response starts with one of the characters in ground_truth."""
     ok = len(solution_str) > 0 and solution_str[0] in ground_truth

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Mapping
 
-from fgx.names import FIGURES, FINDINGS_TABLES, RFT_ITER, RL_RUNS  # noqa: F401 (re-exported for the rules)
+from fgx.names import FIGURES, FINDINGS_TABLES, RFT_ITER, RL_RUNS  # re-exported for the rules
 
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. Model names; the RL lineages
 # ("string": Stage-2 RL from stage1, "multi": the same string-task RL from the Multi-Base).

@@ -11,8 +11,8 @@ def read_eval(path: str) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError) as err:  # missing file, or not parquet
-        raise SystemExit(f"{path}: cannot read it as parquet ({type(err).__name__}); pass an evaluation "
-                         "parquet, e.g. results/eval/stage1/test.parquet (`snakemake results/eval/stage1/test.parquet`)")
+        raise SystemExit(f"{path}: cannot read it as parquet ({type(err).__name__}); pass an evaluation parquet, "
+                         "e.g. results/eval/stage1/test.parquet (`snakemake results/eval/stage1/test.parquet`)")
 
 
 def print_table(table: pd.DataFrame, out: str | None) -> None:

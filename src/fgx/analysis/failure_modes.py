@@ -204,7 +204,7 @@ def _val(e: Expr) -> str | None:
     """Value of an inlined expression, or None if it cannot be computed within the cap."""
     try:
         v = evaluate(e, "", _CAP)
-    except Exception:  # noqa: BLE001 - a candidate that cannot be computed is no candidate
+    except Exception:  # a candidate that cannot be computed is no candidate
         return None
     return v if isinstance(v, str) else None
 

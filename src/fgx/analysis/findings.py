@@ -127,7 +127,8 @@ def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
     if level not in c.index:
         return "not run", "not run"
     r = c.loc[level]
-    text = f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} ({100 * r['a_accuracy']:.1f} vs {100 * r['b_accuracy']:.1f} %)"
+    text = (f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} "
+            f"({100 * r['a_accuracy']:.1f} vs {100 * r['b_accuracy']:.1f} %)")
     resolved = r["ci_low"] > 0
     if not strict:
         return text, "holds" if resolved else ("partly" if r["diff"] > 0 else "no")
@@ -252,7 +253,8 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             parts.append(f"L{lv} {_pts(g1)} → {_pts(gk)}" + (f" (k {kmax})" if len(kmaxes) > 1 or kmax > 16 else ""))
         ks = " / ".join(str(k) for k in sorted(kmaxes))
         add(f"pass@k gap (RL L1+2 − base, k 1 → {ks}) grows at Levels ≥ 3, shrinks at 1–2",
-            "Level 5: 4 → ~25 points (k 1 → 1024)", f"{', '.join(parts)} ({matches} of {len(levels)} levels as the paper)",
+            "Level 5: 4 → ~25 points (k 1 → 1024)",
+            f"{', '.join(parts)} ({matches} of {len(levels)} levels as the paper)",
             "holds" if matches == len(levels) else ("partly" if matches else "no"))
     else:
         add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", "Level 5: 4 → ~25 points (k 1 → 1024)",
@@ -271,7 +273,8 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", text,
             "holds" if best else "no")
     else:
-        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", "not run", "not run")
+        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", "not run",
+            "not run")
     return out
 
 

@@ -4,8 +4,9 @@ Three blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
   (pass@1 per model, each finding's verdict, each run's machine, wall time and commit);
-- ``timing``: the main job's wall time on a named machine, from ``docs/results/main-job.json``
-  (``benchmarks/main_job.py --keep`` writes that record);
+- ``timing``: the main job's wall time as a range over its recorded runs, each with its machine and commit
+  (``docs/results/main-job-runs.json``), and every figure's from ``docs/results/main-job.json``
+  (``benchmarks/main_job.py --then-all --keep`` writes that record);
 - ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
   overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
   with that overlay's main-job and ``rule all`` wall times (its seed 0's ``run.json``).
@@ -46,18 +47,28 @@ def results_block(results: Path = RESULTS) -> str:
 
 
 def timing_block(results: Path = RESULTS) -> str:
-    """The main job's wall time (main-job.json) and every figure's: the main job's own record when it
-    went on to rule all, else seed 0's run (which did), with its commit."""
+    """The main job's wall time as a range over its recorded runs (main-job-runs.json: each run's machine,
+    commit, seconds and whether its figure table equals seed 0's), and every figure's: the benchmarked main
+    job's own record (main-job.json) when it went on to rule all, else seed 0's run (which did)."""
+    runs = json.loads((results / "main-job-runs.json").read_text())["runs"]
+    walls = sorted(run["wall_s"] for run in runs)
+    pre = sorted(run["pretrain_s"] for run in runs if run.get("pretrain_s") is not None)
+    machines = " or ".join(dict.fromkeys(run["machine"] for run in runs))
+    text = (f"The main job takes {walls[0] / 60:.0f}–{walls[-1] / 60:.0f} min on {machines} ({len(runs)} runs on "
+            f"machines of that kind, commits {', '.join(run['commit'] for run in runs)}; pretraining "
+            f"{pre[0]:,}–{pre[-1]:,} s of it; a GPU is not timed); `snakemake --cores all` builds every figure in "
+            "about ")
     r = json.loads((results / "main-job.json").read_text())
-    pre = r["job_s"].get("pretrain_base")
-    rl = r["job_s"].get("rl")
-    text = (f"The main job takes {r['wall_s'] / 60:.0f} min on {r['machine']} (commit {r['commit']}; "
-            f"pretraining {pre / 60:.0f} min of it, RL {rl / 60:.0f} min); `snakemake --cores all` builds every "
-            f"figure in about ")
     if "rule_all_wall_s" in r:
-        return text + f"{r['rule_all_wall_s'] / 60:.0f} min."
-    s0 = json.loads((results / SEEDS[0] / "run.json").read_text())
-    return text + f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
+        text += (f"{r['rule_all_wall_s'] / 60:.0f} min where the main job took {r['wall_s'] / 60:.0f} "
+                 f"(commit {r['commit']}).")
+    else:
+        s0 = json.loads((results / SEEDS[0] / "run.json").read_text())
+        text += f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
+    if all(run["figure_table_equals_seed0"] for run in runs):
+        text += (" Every run's figure table equals `docs/results/seed0`'s byte for byte: figure tables repeat byte "
+                 "for byte across machines of one kind.")
+    return text
 
 
 def _numbers(seeds) -> str:

@@ -30,7 +30,8 @@ def read_with_provenance(path: str | Path, columns: tuple[str, ...] = ()) -> pd.
     return df
 
 
-def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str, png: str | None = None) -> pd.DataFrame:
+def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str,
+           png: str | None = None) -> pd.DataFrame:
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(FIGURES)}")
     module = importlib.import_module(f"fgx.figures.{name}")

@@ -162,7 +162,8 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
         ax.set_title(f"{what} (prompts per level: {', '.join(str(int(v)) for v in n.fillna(0))})", fontsize=9)
     ax = axes[-1, 0]
     ax.set_xticks(x, [f"L{lv}" for lv in levels])
-    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)  # below: no bar hidden
+    # below the axes: no bar hidden
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     fig.suptitle("Paired differences on the held-out test prompts (95 % bootstrap CI)", fontsize=10)
     fig.tight_layout()
     fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)

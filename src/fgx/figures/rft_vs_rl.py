@@ -14,7 +14,8 @@ COLUMNS = ["model", "level", "accuracy", "ci_low", "ci_high", "n_prompts", "sour
 
 
 def table(inputs, settings) -> pd.DataFrame:
-    df = pd.concat([read_with_provenance(p, ("model", "level", "k", "pass_at_k", "ci_low", "ci_high")) for p in inputs], ignore_index=True)
+    columns = ("model", "level", "k", "pass_at_k", "ci_low", "ci_high")
+    df = pd.concat([read_with_provenance(p, columns) for p in inputs], ignore_index=True)
     df = df[df["k"] == 1].rename(columns={"pass_at_k": "accuracy"})
     order = {m: i for i, m in enumerate(dict.fromkeys(df["model"]))}
     df = df.assign(_o=df["model"].map(order)).sort_values(["_o", "level"]).drop(columns="_o")

@@ -226,7 +226,9 @@ def _combine(a: _Node, b: _Node, step) -> tuple[Step, _Node]:
     """The step (left, op, right, value) applied to nodes a, b (in whichever order it uses them)."""
     left, op, right, value = step
     x, y = (a, b) if left == a.value and right == b.value else (b, a)
-    wrap = (lambda n: n.expr if n.leaf else f"({n.expr})")
+    def wrap(n):
+        return n.expr if n.leaf else f"({n.expr})"
+
     return (Step(Fraction(left), op, Fraction(right), Fraction(value)),
             _Node(value, f"{wrap(x)}{op}{wrap(y)}", False))
 

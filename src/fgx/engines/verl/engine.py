@@ -130,7 +130,7 @@ def visible_gpus(default: int) -> list[str]:
         import torch
 
         n = torch.cuda.device_count()
-    except Exception:  # noqa: BLE001 - no torch / no driver: fall back to the configured count
+    except Exception:  # no torch / no driver: fall back to the configured count
         n = 0
     return [str(i) for i in range(n or int(default))]
 
