@@ -85,18 +85,20 @@ def on_cpu() -> bool:
         import torch
 
         return torch.cuda.device_count() == 0
-    except Exception:  # noqa: BLE001 - no torch / no driver
+    except Exception:  # no torch / no driver
         return True
 
 
-def cpu_env(v: Mapping) -> dict[str, str]:
+def cpu_env(v: Mapping) -> dict[str, str | None]:
     """Environment of a verl or vLLM command on the CPU: verl imports fgx's CPU platform and uses it
     (``VERL_USE_EXTERNAL_MODULES``, ``VERL_PLATFORM``) and picks its FSDP engine, registered for
     "cuda" only (``VERL_ENGINE_DEVICE``); vLLM takes its CPU platform and a KV cache of
     ``verl.cpu_kv_cache_gb`` GB (else it sizes the cache as a share of the machine's memory)."""
     return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
             "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
-            "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])), "CUDA_VISIBLE_DEVICES": ""}
+            "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])),
+            # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
+            "CUDA_VISIBLE_DEVICES": None}
 
 
 def model_view(model_dir: str | Path, work: Path) -> Path:
@@ -162,13 +164,14 @@ def gpu_groups(devices: Sequence[str], tensor_parallel_size: int) -> list[list[s
     return [list(devices[i * tp:(i + 1) * tp]) for i in range(len(devices) // tp)]
 
 
-def job_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """This process's environment for a command, fgx importable, with ``extra`` (None: unset)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC_DIR), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("TOKENIZERS_PARALLELISM", "true")
     env.setdefault("WANDB_MODE", "disabled")
     env.update(extra or {})
-    return env
+    return {k: v for k, v in env.items() if v is not None}
 
 
 def fingerprint(settings: Mapping, **inputs: Any) -> str:
