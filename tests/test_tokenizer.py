@@ -41,3 +41,29 @@ def test_name_tokens_only_before_a_paren(tok, tmp_path):
     assert AutoTokenizer.from_pretrained(tmp_path)(s)["input_ids"] == ids
     with pytest.raises(ValueError, match="already a token"):
         build_char_tokenizer(names=["x"])
+
+
+def test_plain_chat_template_renders_the_torch_engines_token_ids():
+    """verl always applies a chat template: the one fgx gives the tiny tokenizer yields the ids the torch
+    engine uses, for prompts (BOS + contents), whole SFT examples (+ response + EOS) and, as verl's SFT
+    dataset tokenizes them, each turn on its own."""
+    from fgx.engines.prompts import PLAIN_CHAT_TEMPLATE, encode_prompts, encode_texts, render_prompt
+    from fgx.engines.torch.supervised import tokenize
+
+    tok = build_char_tokenizer(names=["f3", "f17"])
+    prompts = ['"dcba".f3().f17()\n', 'x']
+    responses = ['"dcba".f3()="abcd"\n{"output": "x"}\n', '']
+    plain = encode_prompts(tok, [render_prompt(tok, [{"role": "user", "content": p}]) for p in prompts])
+    examples = tokenize(tok, prompts, responses, max_length=1024, loss_on_prompt=False)
+    tok.chat_template = PLAIN_CHAT_TEMPLATE
+    checked = 0
+    for p, r, ids, (sft_ids, loss_start) in zip(prompts, responses, plain, examples, strict=True):
+        user = [{"role": "user", "content": p}]
+        assistant = [{"role": "assistant", "content": r}]
+        templated = encode_prompts(tok, [render_prompt(tok, user)])[0]
+        assert templated == ids == [tok.bos_token_id, *encode_texts(tok, [p])[0]]
+        whole = tok.apply_chat_template(user + assistant, tokenize=True, return_dict=False)
+        turns = [tok.apply_chat_template(m, tokenize=True, return_dict=False) for m in (user, assistant)]
+        assert list(whole) == sft_ids == list(turns[0]) + list(turns[1]) and loss_start == len(turns[0])
+        checked += 1
+    assert checked == len(prompts)

@@ -132,6 +132,30 @@ def test_every_rl_command_composes_in_struct_mode(hydra, cfg_name, cfg):
 
 
 @needs_verl
+def test_cpu_commands_compose_and_mean_the_cpu_setup(hydra):
+    """The CPU additions (no GPU visible) compose against verl's config and change only how it runs."""
+    run, settings = rl_jobs(CPU_DEFAULT)[0]
+    gpu = hydra(C.PPO_CONFIG, C.ppo_overrides(settings, **ppo_kwargs(run, n_gpus_per_node=1)))
+    cfg = hydra(C.PPO_CONFIG, C.ppo_overrides(settings, **ppo_kwargs(run, n_gpus_per_node=1), cpu=True))
+    verl_checks_ppo(cfg)
+    actor, rollout = cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout
+    assert cfg.trainer.device == "cpu" and actor.strategy == "fsdp2" and cfg.actor_rollout_ref.ref.strategy == "fsdp2"
+    assert rollout.dtype == "float32" and rollout.enforce_eager and not rollout.enable_sleep_mode
+    assert rollout.checkpoint_engine.update_weights_bucket_megabytes == 64
+    assert cfg.ray_kwargs.ray_init.num_gpus == 1 and cfg.ray_kwargs.ray_init.num_cpus == 8
+    for key in ("optim", "ppo_mini_batch_size", "loss_agg_mode", "clip_ratio_low", "clip_ratio_high"):
+        assert actor[key] == gpu.actor_rollout_ref.actor[key], key
+    assert cfg.algorithm == gpu.algorithm and cfg.data.train_batch_size == gpu.data.train_batch_size
+    model, sft = sft_jobs(CPU_DEFAULT)[0]
+    sft_cfg = hydra(C.SFT_CONFIG, C.sft_overrides(sft, **sft_kwargs(model, n_gpus_per_node=1), cpu=True))
+    assert sft_cfg.trainer.device == "cpu" and sft_cfg.engine.strategy == "fsdp2"
+    assert not sft_cfg.engine.use_torch_compile and sft_cfg.data.num_workers == 0
+    argv = C.rollout_command(json.loads(wf.sampling_settings(CPU_DEFAULT, "eval", "stage1", "test")),
+                             model_dir="/m", data_path="/d.parquet", out_dir="/o", cpu=True)
+    assert argv[argv.index("--dtype") + 1] == "float32" and "--enforce-eager" in argv
+
+
+@needs_verl
 def test_paper_rl_command_means_the_paper_setup(hydra):
     run, settings = rl_jobs(PAPER)[1]
     cfg = hydra(C.PPO_CONFIG, C.ppo_overrides(settings, **ppo_kwargs(run, ray_num_cpus=64)))

@@ -105,13 +105,13 @@ def model_view(model_dir: str | Path, work: Path) -> Path:
     """``model_dir`` as verl and vLLM read it. verl's datasets always apply a chat template; a model
     whose tokenizer has none (the tiny model) is shown through ``work/model`` (links to its files,
     plus :data:`fgx.engines.prompts.PLAIN_CHAT_TEMPLATE`), which renders prompts and SFT examples to
-    the torch engine's token ids. Other models are used as they are."""
-    from transformers import AutoTokenizer
-
+    the torch engine's token ids. Other models (and directories without a tokenizer) are used as they are."""
     from fgx.engines.prompts import PLAIN_CHAT_TEMPLATE
 
     model_dir = Path(model_dir).resolve()
-    if getattr(AutoTokenizer.from_pretrained(model_dir), "chat_template", None):
+    config = model_dir / "tokenizer_config.json"
+    if (not config.is_file() or (model_dir / "chat_template.jinja").exists()
+            or json.loads(config.read_text()).get("chat_template")):
         return model_dir
     view = work / "model"
     if not (view / "chat_template.jinja").exists():
