@@ -482,3 +482,25 @@ def test_get_engine_returns_the_verl_engine():
 
     engine = get_engine("verl")
     assert isinstance(engine, E.VerlEngine) and all(callable(getattr(engine, m)) for m in ("sample", "sft", "rl"))
+
+
+def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tmp_path):
+    """An out-of-memory fix (token budgets, memory share, micro-batches, offloading) resumes the same
+    checkpoints; the world size, a science knob or a knob that changes what is sampled starts afresh."""
+    run, settings = rl_jobs(PAPER)[0]
+    base = E.fingerprint(settings, model="/m", world_size=8)
+    machine = {"ppo_max_token_len_per_gpu": 4096, "log_prob_max_token_len_per_gpu": 8192, "gpu_memory_utilization": 0.6,
+               "param_offload": False, "optimizer_offload": False, "max_actor_ckpt_to_keep": 3,
+               "sft": {"micro_batch_size_per_gpu": 4, "max_token_len_per_gpu": 4096},
+               "sample": {"gpu_memory_utilization": 0.5}}
+    for key, value in machine.items():
+        if isinstance(value, dict):
+            value = {**settings["verl"].get(key, {}), **value}
+        changed = {**settings, "verl": {**settings["verl"], key: value}}
+        assert E.fingerprint(changed, model="/m", world_size=8) == base, key
+    assert E.fingerprint(settings, model="/m", world_size=16) != base
+    assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, model="/m", world_size=8) != base
+    for key, value in {"gen_batch_size": 64, "max_prompt_length": 512, "val_n": 4}.items():
+        changed = {**settings, "verl": {**settings["verl"], key: value}}
+        assert E.fingerprint(changed, model="/m", world_size=8) != base, key
+    assert len(machine) == 8

@@ -86,6 +86,27 @@ VERL_DEFAULTS: dict[str, Any] = {
 }
 
 
+# verl knobs that change how a job runs (memory, token budgets per micro-batch, kernels' shapes,
+# bookkeeping), not what it computes: left out of a job's resume fingerprint, so that fixing an
+# out-of-memory setting resumes days of checkpoints instead of starting again. Every other knob
+# (prompt length filter, generation batch, filter metric, penalty, validation sampling, chunking,
+# extra overrides) and the world size are in it.
+MACHINE_KEYS = ("n_gpus_per_node", "gpu_memory_utilization", "enforce_eager", "ppo_max_token_len_per_gpu",
+                "log_prob_max_token_len_per_gpu", "param_offload", "optimizer_offload", "max_actor_ckpt_to_keep",
+                "logger", "project_name", "cpu_kv_cache_gb")
+MACHINE_SUBKEYS = {"sft": ("micro_batch_size_per_gpu", "max_token_len_per_gpu", "use_dynamic_bsz"),
+                   "sample": ("gpu_memory_utilization", "enforce_eager")}
+
+
+def result_settings(settings: Mapping) -> dict:
+    """``settings`` with the merged ``verl:`` section less :data:`MACHINE_KEYS`: what a resume fingerprint holds."""
+    v = verl_settings(settings)
+    kept = {k: val for k, val in v.items() if k not in MACHINE_KEYS}
+    for section, keys in MACHINE_SUBKEYS.items():
+        kept[section] = {k: val for k, val in v[section].items() if k not in keys}
+    return {**settings, "verl": kept}
+
+
 class SettingsError(ValueError):
     """A setting the verl engine needs is missing or out of range."""
 

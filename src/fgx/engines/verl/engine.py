@@ -175,7 +175,10 @@ def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
 
 
 def fingerprint(settings: Mapping, **inputs: Any) -> str:
-    return run_fingerprint(settings, RUNTIME_KEYS, **inputs)
+    """A job's resume fingerprint: what changes its result (the settings less the machine knobs,
+    :func:`fgx.engines.verl.commands.result_settings`; the inputs; the world size a trainer's
+    per-rank checkpoints were written for), never how it runs."""
+    return run_fingerprint(C.result_settings(settings), RUNTIME_KEYS, **inputs)
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path:
@@ -353,13 +356,13 @@ class VerlEngine:
         from fgx.io import atomic_dir, read_rows, write_parquet
 
         out_dir = Path(out_dir)
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path))
-        train = work / "sft.parquet"
-        if not train.exists():
-            write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
         v = C.verl_settings(settings)
         cpu = on_cpu()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
+        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path, world_size=n_gpus))
+        train = work / "sft.parquet"
+        if not train.exists():
+            write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
         ckpt = work / "checkpoints"
         argv = C.sft_command(settings, python=self.python, model_dir=str(model_view(model_dir, work)),
                              train_file=str(train.resolve()), checkpoint_dir=str(ckpt.resolve()),
@@ -379,11 +382,12 @@ class VerlEngine:
         from fgx.io import atomic_dir, write_parquet
 
         out_dir = Path(out_dir)
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path))
         v = C.verl_settings(settings)
         cpu = on_cpu()
         nnodes = 1 if cpu else slurm_job_nodes()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
+        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path,
+                                                      world_size=nnodes * n_gpus))
         cpus = os.environ.get("SLURM_CPUS_ON_NODE")
         ckpt = work / "checkpoints"
         argv = C.ppo_command(
