@@ -168,3 +168,20 @@ def test_a_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, edit, 
                           cwd=ROOT, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and message in out and "Building DAG" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py", "pretrain.py"])
+def test_a_work_dir_fgx_did_not_make_is_named_and_left_alone(good, tmp_path, script):
+    """A mistyped --work-dir (here a user's directory) is an error naming it; nothing in it is deleted."""
+    user = tmp_path / "my files"
+    user.mkdir()
+    (user / "keep.txt").write_text("mine")
+    argv, _, out_key = CALLS[script]
+    paths = {k: str(v) for k, v in good.items()}
+    paths.update(out=str(tmp_path / "out" / "result"), out2=str(tmp_path / "out" / "m.parquet"), work=str(user))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True, text=True)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1 and len(errors) == 1 and "my files" in errors[0], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert (user / "keep.txt").read_text() == "mine" and sorted(p.name for p in user.iterdir()) == ["keep.txt"]
+    assert not Path(paths[out_key]).exists()

@@ -16,10 +16,11 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 
 def _umask() -> int:
@@ -63,6 +64,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory beside ``path``; it replaces ``path`` if the block succeeds
     (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700)."""
     path = Path(path)
+    check_replaceable_dir(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
@@ -74,6 +76,24 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_replaceable_dir(path: str | os.PathLike) -> None:
+    """Refuse a directory output ``path`` that exists and is not what fgx writes there.
+
+    fgx's directory outputs are model directories: flat, with a ``config.json``. One of those (or an
+    empty directory) is replaced as a whole; anything else (a mistyped ``--out`` naming a user's
+    directory) is an error, checked before the job's work starts so that nothing is lost."""
+    path = Path(path)
+    if not (path.exists() or path.is_symlink()):
+        return
+    entries = list(path.iterdir()) if path.is_dir() and not path.is_symlink() else None
+    if entries is not None and (not entries or ((path / "config.json").is_file()
+                                                and not any(e.is_dir() for e in entries))):
+        return
+    raise InputError(f"{path}: the output directory exists and is not a model directory fgx wrote (a flat "
+                     "directory with config.json), so fgx will not replace it; choose another --out or delete it "
+                     "yourself")
 
 
 PROVENANCE_KEY = b"fgx.settings"
@@ -149,19 +169,70 @@ def run_fingerprint(settings: Mapping, neutral: tuple[str, ...] = (), **inputs: 
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def prepare_work_dir(work: str | os.PathLike, fingerprint: str) -> Path:
+WORK_STAMP = "fingerprint.txt"  # fgx's marker in every work directory it makes: the run's fingerprint
+_STAMP_TEXT = re.compile(r"[0-9a-f]{16}\n?")
+
+
+def _stamp_of(work: Path) -> str | None:
+    """The fingerprint in ``work``'s stamp if it is one fgx wrote (16 hex digits), else None."""
+    try:
+        with open(work / WORK_STAMP, "rb") as f:
+            text = f.read(64).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text.strip() if _STAMP_TEXT.fullmatch(text) else None
+
+
+def is_work_dir(work: str | os.PathLike) -> bool:
+    """Whether fgx provably made ``work``: it holds the stamp ``prepare_work_dir`` writes, or nothing
+    but a stamp being written (a job killed right after making the directory)."""
+    work = Path(work)
+    if not work.is_dir() or work.is_symlink():
+        return False
+    if _stamp_of(work) is not None:
+        return True
+    return all(e.name.startswith(f".{WORK_STAMP}.") for e in work.iterdir())
+
+
+def remove_work_dir(work: str | os.PathLike) -> None:
+    """Delete the work directory ``work`` once the job's output is written, only if fgx made it."""
+    if is_work_dir(work):
+        shutil.rmtree(work, ignore_errors=True)
+    elif Path(work).exists():
+        logging.getLogger("fgx").warning("%s lacks fgx's %s: left in place", work, WORK_STAMP)
+
+
+def prepare_work_dir(work: str | os.PathLike, fingerprint: str, others: Iterable = ()) -> Path:
     """Keep ``work`` if it was made for the same fingerprint (resume), else start it empty.
 
+    Only a directory fgx made (``is_work_dir``) or an empty one is ever cleared: ``--work-dir`` is a
+    free argument, and a mistyped one must not delete a user's files. ``others`` (the job's input and
+    output paths) must not lie inside ``work``, which is deleted as a whole once the job ends.
     Returns the absolute path (commands that run with cwd=work need absolute paths)."""
     log = logging.getLogger("fgx")
     work = Path(work).resolve()
-    stamp = work / "fingerprint.txt"
-    if work.exists() and (not stamp.exists() or stamp.read_text().strip() != fingerprint):
-        log.warning("work directory %s was made for other inputs or settings: starting clean", work)
-        shutil.rmtree(work)
+    for other in others:
+        if not isinstance(other, (str, os.PathLike)):
+            continue
+        o = Path(other).resolve()
+        if o == work or work in o.parents:
+            raise InputError(f"{work}: the work directory holds {other}, a file of this job, and is deleted "
+                             "when the job ends; pass a --work-dir of its own (the rules use results/work/...)")
+    if work.exists() and (work.is_symlink() or not work.is_dir()):
+        raise InputError(f"{work}: --work-dir is not a directory; pass a directory that fgx may create "
+                         "and delete (the rules use results/work/...)")
+    stamp = work / WORK_STAMP
+    if work.exists() and _stamp_of(work) != fingerprint:
+        if not is_work_dir(work):
+            raise InputError(f"{work}: --work-dir exists and fgx did not make it (it holds no {WORK_STAMP} "
+                             "written by fgx), so fgx will not delete it; pass a new or empty directory, or "
+                             "remove this one yourself if nothing in it is needed")
+        if _stamp_of(work) is not None:  # else empty: nothing to clear
+            log.warning("work directory %s was made for other inputs or settings: starting clean", work)
+            shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    if not stamp.exists():
-        stamp.write_text(fingerprint + "\n")
+    if _stamp_of(work) is None:
+        write_text(fingerprint + "\n", stamp)
     else:
         log.info("resuming in %s", work)
     return work

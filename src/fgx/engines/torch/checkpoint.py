@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from fgx.engines.torch.model import save_checkpoint
-from fgx.io import prepare_work_dir
+from fgx.io import prepare_work_dir, remove_work_dir
 
 # Seconds between time-based checkpoints of pretraining and SFT (an interrupted job loses at most
 # this much work). FGX_CHECKPOINT_SECONDS changes it without changing any result.
@@ -32,8 +32,8 @@ CHECKPOINT_SECONDS = float(os.environ.get("FGX_CHECKPOINT_SECONDS", "60"))
 class Checkpointer:
     """Keeps the newest ``keep`` checkpoints of one run in ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike, fingerprint: str, keep: int = 1):
-        self.root = prepare_work_dir(root, fingerprint)
+    def __init__(self, root: str | os.PathLike, fingerprint: str, keep: int = 1, others=()):
+        self.root = prepare_work_dir(root, fingerprint, others)
         self.keep = max(1, int(keep))
         self.last_save = time.monotonic()
 
@@ -72,7 +72,7 @@ class Checkpointer:
 
     def remove(self) -> None:
         """Delete the work directory (the run finished and its output is written)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_work_dir(self.root)
 
 
 def rng_state() -> dict:

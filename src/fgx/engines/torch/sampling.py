@@ -19,7 +19,7 @@ import torch
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch.model import load_model, load_tokenizer
 from fgx.engines.torch.sampler import decode_completions, generate_ids
-from fgx.io import prepare_work_dir, read_rows, run_fingerprint, write_parquet
+from fgx.io import prepare_work_dir, read_rows, remove_work_dir, run_fingerprint, write_parquet
 from fgx.settings import Runtime, Sampling
 from fgx.tasks import compute_score, score_rows
 
@@ -47,6 +47,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     stops (KeyboardInterrupt) after that many new chunks, for tests of resuming."""
     s, rt = Sampling.from_settings(settings), Runtime.from_settings(settings)
     source = str(rows) if not isinstance(rows, pd.DataFrame) else str(out_path or "rows")
+    files = [f for f in (model_dir, None if isinstance(rows, pd.DataFrame) else rows, out_path) if f is not None]
     if not isinstance(rows, pd.DataFrame):
         rows = read_rows(rows, "prompts", ("prompt", "reward_model", "data_source", "extra_info"))
     if rt.threads:
@@ -56,7 +57,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     if work_dir is not None:
         fp = run_fingerprint({**settings, "chunk_prompts": CHUNK_PROMPTS}, ("threads", "device"), model=model_dir,
                              rows=_rows_key(rows))
-        work = prepare_work_dir(work_dir, fp)
+        work = prepare_work_dir(work_dir, fp, files)
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, rt.device).eval()
     prompts = encode_prompts(tok, prompt_texts(tok, rows, source))
@@ -86,9 +87,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     if out_path is not None:
         write_parquet(out, out_path, settings={k: v for k, v in settings.items() if k != "threads"})
         if work is not None:
-            import shutil
-
-            shutil.rmtree(work, ignore_errors=True)
+            remove_work_dir(work)
     return out
 
 
