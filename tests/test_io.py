@@ -2,6 +2,7 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -105,3 +106,69 @@ def test_a_directory_output_replaces_only_a_model_directory(tmp_path):
                 (tmp / "config.json").write_text("{}")
         assert (user_dir / "a.jpg").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "model"]  # no temporary left
+
+
+def _recording(monkeypatch):
+    """Record os.fsync (by the path of the descriptor) and os.replace calls, in order."""
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(a, b):
+        calls.append(("replace", str(a), str(b)))
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads descriptor paths from /proc")
+def test_atomic_writes_are_flushed_before_and_after_the_rename(tmp_path, monkeypatch):
+    """A power loss after the rename must not leave a zero-length "complete" file: the data is
+    fsynced before the rename, the directory entry after it."""
+    calls = _recording(monkeypatch)
+    with atomic_path(tmp_path / "out.csv") as tmp:
+        tmp.write_text("a\n")
+    assert [c[0] for c in calls] == ["fsync", "replace", "fsync"]
+    assert calls[0][1] == calls[1][1] == str(tmp) and calls[1][2] == str(tmp_path / "out.csv")
+    assert calls[2][1] == str(tmp_path)
+    calls.clear()
+    with atomic_dir(tmp_path / "model") as tmp:
+        (tmp / "config.json").write_text("{}")
+    synced = [c[1] for c in calls if c[0] == "fsync"]
+    assert synced[:2] == [str(tmp / "config.json"), str(tmp)]  # the files, then the new directory
+    assert calls[2] == ("replace", str(tmp), str(tmp_path / "model")) and calls[3] == ("fsync", str(tmp_path))
+
+
+def test_a_directory_swap_never_leaves_a_half_deleted_output(tmp_path, monkeypatch):
+    """The old directory is renamed aside, the new one renamed into place, only then the old deleted:
+    at every moment the final name holds the old or the new directory whole, or the aside copy does."""
+    model = tmp_path / "model"
+    with atomic_dir(model) as tmp:
+        (tmp / "config.json").write_text("old")
+    real_replace = os.replace
+    seen = []
+
+    def replace(a, b):
+        if Path(a).name.endswith(".tmp"):  # the moment between the two renames: a kill here...
+            asides = list(tmp_path.glob(".model.*.old"))
+            seen.append([p.read_text() for p in asides[0].iterdir()] if asides else None)
+            seen.append(model.exists())
+            raise OSError("disk gone")
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="disk gone"):
+        with atomic_dir(model) as tmp:
+            (tmp / "config.json").write_text("new")
+    assert seen == [["old"], False]  # ...leaves the old one whole under the aside name
+    assert (model / "config.json").read_text() == "old"  # and a failed rename puts it back
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    monkeypatch.setattr(os, "replace", real_replace)
+    with atomic_dir(model) as tmp:
+        (tmp / "config.json").write_text("new")
+    assert (model / "config.json").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["model"]

@@ -37,10 +37,33 @@ def _umask() -> int:
     return mask
 
 
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file, or a directory's entries) to the disk: a rename alone survives a kill, not a
+    power loss, which can leave the new name pointing at a file whose data never reached the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():  # some file systems cannot fsync a directory; a file must be flushed
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for d, _, files in os.walk(root):
+        for f in files:
+            if not os.path.islink(os.path.join(d, f)):
+                _fsync(Path(d, f))
+        _fsync(Path(d))
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
 
+    The file is flushed to the disk before the rename, and the directory after it, so that ``path``
+    after a power loss is the old file or the whole new one, never an empty "complete" one.
     The file gets the mode a plain ``open(path, "w")`` would give (0666 less the umask), not
     mkstemp's private 0600, so group members on a shared cluster can read the results.
     """
@@ -53,7 +76,9 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
         yield tmp
         if tmp.exists():
             tmp.chmod(0o666 & ~_umask())
+            _fsync(tmp)
         os.replace(tmp, path)
+        _fsync(path.parent)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -62,7 +87,12 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory beside ``path``; it replaces ``path`` if the block succeeds
-    (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700)."""
+    (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700).
+
+    Its files are flushed to the disk first. An existing ``path`` is renamed aside
+    (``.NAME.XXXX.old``), the new directory renamed into place, and only then the old one deleted:
+    a kill between the two renames leaves the old directory whole under the aside name (and the
+    new one under ``.NAME.XXXX.tmp``), never a half-deleted one under ``path``."""
     path = Path(path)
     check_replaceable_dir(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,9 +100,24 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         tmp.chmod(0o777 & ~_umask())
+        _fsync_tree(tmp)
+        aside = None
         if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            try:
+                os.replace(path, aside)  # onto the empty directory mkdtemp made: atomic, and the name is ours
+            except BaseException:
+                aside.rmdir()
+                raise
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            if aside is not None:
+                os.replace(aside, path)  # put the old one back
+            raise
+        _fsync(path.parent)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
