@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -281,6 +282,17 @@ def prepare_work_dir(work: str | os.PathLike, fingerprint: str, others: Iterable
     else:
         log.info("resuming in %s", work)
     return work
+
+
+def set_aside(path: str | os.PathLike, why: str) -> Path:
+    """Rename resume state that does not load (``path``, inside a work directory) to ``corrupt-...``
+    beside it and say so in the log: the rerun then recomputes it instead of crashing on it again."""
+    path = Path(path)
+    aside = path.with_name(f"corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{path.name}")
+    os.replace(path, aside)
+    logging.getLogger("fgx").warning("%s does not load (%s): moved aside to %s; recomputing it", path, why[:300],
+                                     aside.name)
+    return aside
 
 
 class InputError(ValueError):
