@@ -284,6 +284,17 @@ def prepare_work_dir(work: str | os.PathLike, fingerprint: str, others: Iterable
     return work
 
 
+def writable_text(text: str) -> str:
+    """``text`` as every writer (UTF-8 files, parquet, HTML) accepts it: unchanged when it encodes as
+    UTF-8, else with the code points UTF-8 rejects (lone surrogates, as a model's JSON answer
+    ``"\\ud800"`` decodes to) written as backslash escapes, showing what the model wrote."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def set_aside(path: str | os.PathLike, why: str) -> Path:
     """Rename resume state that does not load (``path``, inside a work directory) to ``corrupt-...``
     beside it and say so in the log: the rerun then recomputes it instead of crashing on it again."""

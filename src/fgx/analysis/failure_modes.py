@@ -109,6 +109,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from fgx.io import writable_text
 from fgx.tasks.strings import functions as F
 from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate,
                                     parse_code, parse_compact, quote, render_code, render_compact, replace_at,
@@ -136,6 +137,9 @@ class Classification:
     category: str
     reason: str
     step: int | None = None
+
+    def __post_init__(self):  # a reason quotes model text, which may hold what no file can (lone surrogates)
+        object.__setattr__(self, "reason", writable_text(self.reason))
 
 
 # ----------------------------------------------------------------------------- the true computation
@@ -792,8 +796,8 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None):
             c = classify_detailed(resp, gt, None, st)
             out.append({"level": lv, "prompt_index": pos, "sample_index": k, "category": c.category,
                         "reason": c.reason, "step": c.step, "correct": c.category == CORRECT, "style": st,
-                        "data_source": ds, "prompt": prompt, "response": resp if isinstance(resp, str) else "",
-                        "truth": truth})
+                        "data_source": ds, "prompt": writable_text(prompt),
+                        "response": writable_text(resp) if isinstance(resp, str) else "", "truth": writable_text(truth)})
     df = pd.DataFrame(out, columns=EVAL_COLUMNS)
     df["step"] = df["step"].astype("Int64")
     return df
