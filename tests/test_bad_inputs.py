@@ -132,8 +132,7 @@ def test_a_broken_input_is_named_and_leaves_no_output(good, tmp_path, script, ki
     if kind == "no_column":
         assert column in errors[0], errors[0]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    out = Path(paths[out_key])
-    assert not out.exists() and not any(out.parent.glob("*.tmp*")) if out.parent.exists() else True
+    assert _leftovers(Path(paths[out_key]).parent) == []  # neither the output nor a temporary of it
 
 
 @pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py"])
@@ -185,3 +184,17 @@ def test_a_work_dir_fgx_did_not_make_is_named_and_left_alone(good, tmp_path, scr
     assert "Traceback" not in proc.stderr
     assert (user / "keep.txt").read_text() == "mine" and sorted(p.name for p in user.iterdir()) == ["keep.txt"]
     assert not Path(paths[out_key]).exists()
+
+
+def _leftovers(directory: Path) -> list[str]:
+    """What a failed job left in its output directory: anything at all (an output, or a temporary such as
+    parquet's ``.result.parquet.XXXX.parquet``, which a ``*.tmp*`` glob never matched)."""
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_the_leftover_check_sees_a_parquet_temporary(tmp_path):
+    """The tour's check must be able to fail: a temporary as write_parquet names it is seen."""
+    assert _leftovers(tmp_path / "absent") == []
+    (tmp_path / ".result.parquet.k3j4h5.parquet").write_bytes(b"PAR1")
+    assert _leftovers(tmp_path) == [".result.parquet.k3j4h5.parquet"]
+    assert not list(tmp_path.glob("*.tmp*"))  # what the old check looked for
