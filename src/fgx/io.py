@@ -12,6 +12,7 @@ starts clean instead of resuming someone else's run.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -59,6 +60,25 @@ def _fsync_tree(root: Path) -> None:
         _fsync(Path(d))
 
 
+# what a full or read-only disk raises: a message naming the output, not a traceback
+_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+_WRITE_TEXTS = ("Permission denied", "Read-only file system", "No space left", "Disk quota exceeded")
+
+
+@contextlib.contextmanager
+def named_write_errors(path: Path) -> Iterator[None]:
+    """Turn a write that the disk refuses (read-only, full, no permission) into an InputError naming
+    ``path`` and the fix (pyarrow's own errors carry no errno, only the text)."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in _WRITE_ERRNOS and not any(t in str(err) for t in _WRITE_TEXTS):
+            raise
+        why = err.strerror or str(err)[:200]
+        raise InputError(f"{path}: cannot write the output ({why}); make {path.parent} writable, free space on "
+                         "its disk, or choose another output path") from None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
@@ -69,20 +89,21 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     mkstemp's private 0600, so group members on a shared cluster can read the results.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp)
-    try:
-        yield tmp
-        if tmp.exists():
-            tmp.chmod(0o666 & ~_umask())
-            _fsync(tmp)
-        os.replace(tmp, path)
-        _fsync(path.parent)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with named_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
+        os.close(fd)
+        tmp = Path(tmp)
+        try:
+            yield tmp
+            if tmp.exists():
+                tmp.chmod(0o666 & ~_umask())
+                _fsync(tmp)
+            os.replace(tmp, path)
+            _fsync(path.parent)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 @contextlib.contextmanager
@@ -96,32 +117,33 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     new one under ``.NAME.XXXX.tmp``), never a half-deleted one under ``path``."""
     path = Path(path)
     check_replaceable_dir(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-        tmp.chmod(0o777 & ~_umask())
-        _fsync_tree(tmp)
-        aside = None
-        if path.exists():
-            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-            try:
-                os.replace(path, aside)  # onto the empty directory mkdtemp made: atomic, and the name is ours
-            except BaseException:
-                aside.rmdir()
-                raise
+    with named_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
         try:
-            os.replace(tmp, path)
-        except BaseException:
+            yield tmp
+            tmp.chmod(0o777 & ~_umask())
+            _fsync_tree(tmp)
+            aside = None
+            if path.exists():
+                aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+                try:
+                    os.replace(path, aside)  # onto the empty directory mkdtemp made: atomic, and the name is ours
+                except BaseException:
+                    aside.rmdir()
+                    raise
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                if aside is not None:
+                    os.replace(aside, path)  # put the old one back
+                raise
+            _fsync(path.parent)
             if aside is not None:
-                os.replace(aside, path)  # put the old one back
-            raise
-        _fsync(path.parent)
-        if aside is not None:
-            shutil.rmtree(aside, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+                shutil.rmtree(aside, ignore_errors=True)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def check_replaceable_dir(path: str | os.PathLike) -> None:

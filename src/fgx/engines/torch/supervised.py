@@ -25,7 +25,7 @@ from fgx.engines.torch.model import build_model, load_model, load_tokenizer, n_p
 from fgx.engines.torch.optim import GRAD_CLIP, adamw, warmup_cosine
 from fgx.engines.prompts import encode_prompts, encode_texts, prompt_texts
 from fgx.engines.torch.tokenizer import build_char_tokenizer
-from fgx.io import check_replaceable_dir, read_rows, run_fingerprint
+from fgx.io import InputError, check_replaceable_dir, read_rows, run_fingerprint
 from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
 
@@ -157,6 +157,9 @@ def pretrain(data_paths, out_dir, work_dir, settings: Mapping[str, Any], *, stop
     paths = [str(p) for p in ([data_paths] if isinstance(data_paths, (str, Path)) else data_paths)]
     df = pd.concat([read_rows(p, "pretraining data", ("data_source", "prompt", "ability", "reward_model", "extra_info"))
                     for p in paths], ignore_index=True)
+    if len(df) == 0:
+        raise InputError(f"{', '.join(paths)}: the pretraining data has no rows; regenerate it (delete it and "
+                         "rerun the rule that writes it) or raise data.pretrain_problems")
     from fgx.tasks.strings import compact_call_names
 
     shape = s.model
