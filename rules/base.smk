@@ -23,5 +23,5 @@ rule pretrain_base:
     conda:
         ENGINE_ENV
     shell:
-        "pretrain.py --data {input.data} --settings {params.settings:q} --threads {threads} "
-        "--out {output.model} --work-dir {params.work_dir} > {log} 2>&1"
+        "pretrain.py --data {input.data:q} --settings {params.settings:q} --threads {threads} "
+        "--out {output.model:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"

@@ -22,7 +22,7 @@ rule generate_strings:
     conda:
         TORCH_ENV
     shell:
-        "generate_strings.py {params.args} --out {output} > {log} 2>&1"
+        "generate_strings.py {params.args} --out {output:q} > {log:q} 2>&1"
 
 
 rule check_leakage:
@@ -43,7 +43,7 @@ rule check_leakage:
     conda:
         TORCH_ENV
     shell:
-        "check_leakage.py --test {input.test} --train {input.train} --out {output} > {log} 2>&1"
+        "check_leakage.py --test {input.test:q} --train {input.train:q} --out {output:q} > {log:q} 2>&1"
 
 
 # Countdown (paper Section 4.3): 2-number training data (the atomic skill, with step-by-step
@@ -65,7 +65,7 @@ rule generate_countdown:
     conda:
         TORCH_ENV
     shell:
-        "generate_countdown.py {params.args} --out {output} > {log} 2>&1"
+        "generate_countdown.py {params.args} --out {output:q} > {log:q} 2>&1"
 
 
 # The first prompts of each test level (evaluate.many_samples), sampled many times for pass@k at large k.
@@ -88,4 +88,4 @@ rule select_prompts:
     conda:
         TORCH_ENV
     shell:
-        "select_prompts.py --data {input} --settings {params.settings:q} --out {output} > {log} 2>&1"
+        "select_prompts.py --data {input:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

@@ -24,8 +24,8 @@ rule evaluate:
     conda:
         ENGINE_ENV
     shell:
-        "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.samples} --work-dir {params.work_dir} > {log} 2>&1"
+        "sample.py --model {input.model:q} --data {input.data:q} "
+        "--settings {params.settings:q} --threads {threads} --out {output.samples:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 
 rule metrics:
@@ -47,5 +47,5 @@ rule metrics:
     conda:
         TORCH_ENV
     shell:
-        "metrics.py --samples {input} --model {wildcards.model} "
-        "--settings {params.settings:q} --out {output} > {log} 2>&1"
+        "metrics.py --samples {input:q} --model {wildcards.model} "
+        "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

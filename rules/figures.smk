@@ -28,8 +28,8 @@ rule figure:
     conda:
         TORCH_ENV
     shell:
-        "plot.py {wildcards.figure} --inputs {input} --settings {params.settings:q} "
-        "--pdf {output.pdf} --csv {output.csv} --png {output.png} > {log} 2>&1"
+        "plot.py {wildcards.figure} --inputs {input:q} --settings {params.settings:q} "
+        "--pdf {output.pdf:q} --csv {output.csv:q} --png {output.png:q} > {log:q} 2>&1"
 
 
 rule sample_browser:
@@ -51,7 +51,7 @@ rule sample_browser:
     conda:
         TORCH_ENV
     shell:
-        "sample_browser.py --inputs {input} --settings {params.settings:q} --out {output} > {log} 2>&1"
+        "sample_browser.py --inputs {input:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule findings:
@@ -71,4 +71,4 @@ rule findings:
     conda:
         TORCH_ENV
     shell:
-        "findings.py --tables {input} --out {output} > {log} 2>&1"
+        "findings.py --tables {input:q} --out {output:q} > {log:q} 2>&1"

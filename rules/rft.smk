@@ -24,8 +24,8 @@ rule filter_rollouts:
     conda:
         TORCH_ENV
     shell:
-        "filter_rollouts.py --rollouts {input} --settings {params.settings:q} "
-        "--out {output} > {log} 2>&1"
+        "filter_rollouts.py --rollouts {input:q} --settings {params.settings:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule rft_sft:
@@ -51,8 +51,8 @@ rule rft_sft:
     conda:
         ENGINE_ENV
     shell:
-        "sft.py --model {input.init} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.model} --work-dir {params.work_dir} > {log} 2>&1"
+        "sft.py --model {input.init:q} --data {input.data:q} "
+        "--settings {params.settings:q} --threads {threads} --out {output.model:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 
 rule mix_sft_data:
@@ -74,4 +74,4 @@ rule mix_sft_data:
     conda:
         TORCH_ENV
     shell:
-        "mix_sft_data.py --inputs {input} --settings {params.settings:q} --out {output} > {log} 2>&1"
+        "mix_sft_data.py --inputs {input:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

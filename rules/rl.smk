@@ -27,9 +27,9 @@ rule rl:
     conda:
         ENGINE_ENV
     shell:
-        "rl.py --model {input.init} --train {input.train} --val {input.val} "
-        "--settings {params.settings:q} --threads {threads} --out {output.model} --metrics {output.metrics} "
-        "--work-dir {params.work_dir} > {log} 2>&1"
+        "rl.py --model {input.init:q} --train {input.train:q} --val {input.val:q} "
+        "--settings {params.settings:q} --threads {threads} --out {output.model:q} --metrics {output.metrics:q} "
+        "--work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 
 # Countdown transfer (paper Section 4.3): the same string-task RL (the same data and rl: settings, for

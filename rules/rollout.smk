@@ -24,5 +24,5 @@ rule rollout:
     conda:
         ENGINE_ENV
     shell:
-        "sample.py --model {input.model} --data {input.data} "
-        "--settings {params.settings:q} --threads {threads} --out {output.rollouts} --work-dir {params.work_dir} > {log} 2>&1"
+        "sample.py --model {input.model:q} --data {input.data:q} "
+        "--settings {params.settings:q} --threads {threads} --out {output.rollouts:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"

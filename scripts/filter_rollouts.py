@@ -19,6 +19,9 @@ def main(argv=None):
         from fgx.algos.rft import filter_rollouts
         from fgx.io import read_rows, write_parquet
 
+        from fgx.settings import check_types
+
+        check_types(args.settings, "the filter", drop_all_solved="bool", max_per_prompt="int | None")
         rollouts = read_rows(args.rollouts, "rollouts", ("prompt", "responses", "correct"))
         kept = filter_rollouts(rollouts, source=args.rollouts, **args.settings)
         write_parquet(kept, args.out, settings=args.settings)

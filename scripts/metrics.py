@@ -20,7 +20,10 @@ def main(argv=None):
         from fgx.io import read_rows, read_settings, write_parquet
         from fgx.metrics import level_pass_at_k
 
+        from fgx.settings import check_types
+
         s = args.settings
+        check_types(s, "metrics", ks="list[int]", bootstrap="int", ci="float", seed="int")
         samples = read_rows(args.samples, "evaluation samples", ("level", "correct"))
         table = level_pass_at_k(samples[["level", "correct"]], s["ks"], resamples=s["bootstrap"], ci=s["ci"],
                                 seed=s["seed"])

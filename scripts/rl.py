@@ -18,8 +18,14 @@ def main(argv=None):
     p.add_argument("--metrics", required=True, help="output metrics parquet (step, metric, level, value)")
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    return run_job(lambda engine: engine.rl(args.model, args.train, args.val, args.out, args.metrics,
-                                            args.work_dir, args.settings), args.settings)
+    def go(engine):
+        from fgx.tasks.contract import JOB_INPUT_FIX, check_problem_file
+
+        check_problem_file(args.train, "RL train prompts", JOB_INPUT_FIX)
+        check_problem_file(args.val, "RL validation prompts", JOB_INPUT_FIX)
+        engine.rl(args.model, args.train, args.val, args.out, args.metrics, args.work_dir, args.settings)
+
+    return run_job(go, args.settings)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,13 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="output parquet: rows + responses, scores, correct")
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    return run_job(lambda engine: engine.sample(args.model, args.data, args.out, args.work_dir, args.settings),
-                   args.settings)
+    def go(engine):
+        from fgx.tasks.contract import JOB_INPUT_FIX, check_problem_file
+
+        check_problem_file(args.data, "prompts", JOB_INPUT_FIX)
+        engine.sample(args.model, args.data, args.out, args.work_dir, args.settings)
+
+    return run_job(go, args.settings)
 
 
 if __name__ == "__main__":

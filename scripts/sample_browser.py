@@ -24,13 +24,16 @@ def main(argv=None):
         from fgx.analysis.sample_browser import render_html
         from fgx.io import atomic_path, read_rows
 
+        from fgx.settings import check_types
+
         s = args.settings
+        check_types(s, "the sample browser", per_cell="int", seed="int")
         per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
         seed = args.seed if args.seed is not None else int(s.get("seed", 0))
         tables = {}
         for path in args.inputs:
             rows = read_rows(path, "evaluation samples", ("responses", "reward_model"))
-            tables[Path(path).parent.name] = classify_eval(rows, level=args.level)
+            tables[Path(path).parent.name] = classify_eval(rows, level=args.level, source=path)
         page = render_html(tables, per_cell=per_cell, seed=seed)
         with atomic_path(args.out, suffix=".html") as tmp:
             tmp.write_text(page, encoding="utf-8")

@@ -18,7 +18,12 @@ def main(argv=None):
     def go():
         from fgx.io import read_rows, write_parquet
         from fgx.tasks import first_per_level
+        from fgx.tasks.contract import JOB_INPUT_FIX, check_problem_file
 
+        from fgx.settings import check_types
+
+        check_types(args.settings, "evaluate.many_samples", levels="list[int]", per_level="int")
+        check_problem_file(args.data, "problem set", JOB_INPUT_FIX)
         rows = read_rows(args.data, "problem set", ("extra_info",))
         lo, hi = args.settings["levels"]
         kept = first_per_level(rows, range(lo, hi + 1), args.settings["per_level"])

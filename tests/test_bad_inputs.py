@@ -80,6 +80,8 @@ CALLS = {
                  json.dumps({"figure": "passk_level_curve"}), "--pdf", "{out}", "--csv", "{out2}"], "metrics", "out2"),
     "sample_browser.py": (["--inputs", "{eval}", "--settings", json.dumps({"per_cell": 1, "seed": 0}),
                            "--out", "{out}"], "eval", "out"),
+    "select_prompts.py": (["--data", "{problems}", "--settings", json.dumps({"levels": [1, 2], "per_level": 1}),
+                           "--out", "{out}"], "problems", "out"),
     "check_leakage.py": (["--test", "{problems}", "--train", "{sft}", "--out", "{out}"], "problems", "out"),
     "generate_strings.py": (["--stage", "2", "--split", "test", "--min-level", "1", "--max-level", "1", "--num", "2",
                              "--seed", "0", "--exclude", "{problems}", "--out", "{out}"], "problems", "out"),
@@ -133,8 +135,7 @@ def test_a_broken_input_is_named_and_leaves_no_output(good, tmp_path, script, ki
     if kind == "no_column":
         assert column in errors[0], errors[0]
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    out = Path(paths[out_key])
-    assert not out.exists() and not any(out.parent.glob("*.tmp*")) if out.parent.exists() else True
+    assert _leftovers(Path(paths[out_key]).parent) == []  # neither the output nor a temporary of it
 
 
 @pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py"])
@@ -169,3 +170,241 @@ def test_a_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, edit, 
                           cwd=ROOT, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and message in out and "Building DAG" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py", "pretrain.py"])
+def test_a_work_dir_fgx_did_not_make_is_named_and_left_alone(good, tmp_path, script):
+    """A mistyped --work-dir (here a user's directory) is an error naming it; nothing in it is deleted."""
+    user = tmp_path / "my files"
+    user.mkdir()
+    (user / "keep.txt").write_text("mine")
+    argv, _, out_key = CALLS[script]
+    paths = {k: str(v) for k, v in good.items()}
+    paths.update(out=str(tmp_path / "out" / "result"), out2=str(tmp_path / "out" / "m.parquet"), work=str(user))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True, text=True)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1 and len(errors) == 1 and "my files" in errors[0], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert (user / "keep.txt").read_text() == "mine" and sorted(p.name for p in user.iterdir()) == ["keep.txt"]
+    assert not Path(paths[out_key]).exists()
+
+
+def _leftovers(directory: Path) -> list[str]:
+    """What a failed job left in its output directory: anything at all (an output, or a temporary such as
+    parquet's ``.result.parquet.XXXX.parquet``, which a ``*.tmp*`` glob never matched)."""
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def test_the_leftover_check_sees_a_parquet_temporary(tmp_path):
+    """The tour's check must be able to fail: a temporary as write_parquet names it is seen."""
+    assert _leftovers(tmp_path / "absent") == []
+    (tmp_path / ".result.parquet.k3j4h5.parquet").write_bytes(b"PAR1")
+    assert _leftovers(tmp_path) == [".result.parquet.k3j4h5.parquet"]
+    assert not list(tmp_path.glob("*.tmp*"))  # what the old check looked for
+def _edit_rows(src: Path, dst: Path, edit) -> Path:
+    write_parquet(edit(pd.read_parquet(src)), dst)
+    return dst
+
+
+def _gt(edit):
+    """An edit of every row's reward_model.ground_truth (its JSON text)."""
+    return lambda df: df.assign(reward_model=[{**rm, "ground_truth": edit(rm["ground_truth"])}
+                                              for rm in df["reward_model"]])
+
+
+NOT_JSON = _gt(lambda gt: "{not json")
+NO_REF_OUTPUT = _gt(lambda gt: json.dumps({k: v for k, v in json.loads(gt).items() if k != "ref_output"}))
+UNKNOWN_SOURCE = lambda df: df.assign(data_source="mystery-task")  # noqa: E731
+NO_DEPTH = lambda df: df.assign(extra_info=[{k: v for k, v in e.items() if k != "depth"}  # noqa: E731
+                                            for e in df["extra_info"]])
+ZERO_ROWS = lambda df: df.head(0)  # noqa: E731
+UNEVEN = lambda df: df.assign(correct=[list(c)[:1] for c in df["correct"]])  # noqa: E731
+
+# (script, the input broken, how, words the one error line must hold)
+BAD_CONTENT = {
+    "sample-gt-not-json": ("sample.py", "problems", NOT_JSON, ["reward_model.ground_truth", "JSON"]),
+    "sample-gt-incomplete": ("sample.py", "problems", NO_REF_OUTPUT, ["ground_truth", "ref_output"]),
+    "sample-unknown-source": ("sample.py", "problems", UNKNOWN_SOURCE, ["data_source", "mystery-task"]),
+    "sample-no-depth": ("sample.py", "problems", NO_DEPTH, ["extra_info", "depth"]),
+    "sample-zero-rows": ("sample.py", "problems", ZERO_ROWS, ["no rows"]),
+    "rl-gt-not-json": ("rl.py", "problems", NOT_JSON, ["reward_model.ground_truth"]),
+    "rl-unknown-source": ("rl.py", "problems", UNKNOWN_SOURCE, ["data_source", "mystery-task"]),
+    "rl-no-depth": ("rl.py", "problems", NO_DEPTH, ["extra_info", "depth"]),
+    "rl-zero-rows": ("rl.py", "problems", ZERO_ROWS, ["no rows"]),
+    "select-no-depth": ("select_prompts.py", "problems", NO_DEPTH, ["extra_info", "depth"]),
+    "leakage-gt-not-json": ("check_leakage.py", "problems", NOT_JSON, ["ground_truth"]),
+    "generate-exclude-gt-not-json": ("generate_strings.py", "problems", NOT_JSON, ["ground_truth"]),
+    "filter-uneven": ("filter_rollouts.py", "eval", UNEVEN, ["responses", "correct"]),
+    "browser-gt-not-json": ("sample_browser.py", "eval", NOT_JSON, ["reward_model.ground_truth"]),
+    "pretrain-zero-rows": ("pretrain.py", "problems", ZERO_ROWS, ["no rows"]),
+    "plot-zero-rows": ("plot.py", "metrics", ZERO_ROWS, ["no rows"]),
+}
+
+
+def _run_call(script, paths):
+    argv, _, _ = CALLS[script]
+    return subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True,
+                          text=True, cwd=paths["dir"])
+
+
+def _one_error(proc, *words) -> str:
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    code = 2 if str(proc.args[1]).endswith("check_leakage.py") else 1  # its 1 means "leaks found"
+    assert proc.returncode == code and len(errors) == 1, (proc.returncode, proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    for w in words:
+        assert w in errors[0], errors[0]
+    return errors[0]
+
+
+def _paths(good, tmp_path) -> dict:
+    paths = {k: str(v) for k, v in good.items()}
+    paths.update(out=str(tmp_path / "out" / "result.parquet"), out2=str(tmp_path / "out" / "second.parquet"),
+                 work=str(tmp_path / "work"), dir=str(tmp_path))
+    return paths
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONTENT))
+def test_valid_parquet_with_bad_content_is_named_and_leaves_nothing(good, tmp_path, case):
+    script, key, edit, words = BAD_CONTENT[case]
+    paths = _paths(good, tmp_path)
+    bad = _edit_rows(good[key], tmp_path / f"bad_{case}.parquet", edit)
+    paths[key] = str(bad)
+    _one_error(_run_call(script, paths), bad.name, *words)
+    assert _leftovers(tmp_path / "out") == []
+
+
+# (script, a --settings value of the wrong type, words the one error line must hold)
+BAD_SETTINGS = {
+    "sample-n": ("sample.py", {"n": "four"}, ["n", "four"]),
+    "sample-temperature": ("sample.py", {"temperature": [1]}, ["temperature"]),
+    "sft-epochs": ("sft.py", {"epochs": 1.5}, ["epochs", "1.5"]),
+    "rl-lr": ("rl.py", {"lr": "fast"}, ["lr", "fast"]),
+    "rl-dynamic": ("rl.py", {"dynamic_sampling": "yes"}, ["dynamic_sampling"]),
+    "pretrain-steps": ("pretrain.py", {"train": {**PRETRAIN["train"], "steps": "many"}}, ["steps", "many"]),
+    "filter-max": ("filter_rollouts.py", {"max_per_prompt": "one"}, ["max_per_prompt", "one"]),
+    "metrics-ks": ("metrics.py", {"ks": "1"}, ["ks"]),
+    "metrics-bootstrap": ("metrics.py", {"bootstrap": "many"}, ["bootstrap", "many"]),
+    "mix-repeats": ("mix_sft_data.py", {"repeats": "1"}, ["repeats"]),
+    "browser-per-cell": ("sample_browser.py", {"per_cell": "x"}, ["per_cell"]),
+    "select-levels": ("select_prompts.py", {"levels": 3}, ["levels"]),
+    "runtime-seed": ("sample.py", {"seed": "zero"}, ["seed", "zero"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SETTINGS))
+def test_a_wrongly_typed_setting_is_named_and_leaves_nothing(good, tmp_path, case):
+    script, change, words = BAD_SETTINGS[case]
+    argv, _, _ = CALLS[script]
+    i = argv.index("--settings") + 1
+    argv = [*argv[:i], json.dumps({**json.loads(argv[i]), **change}), *argv[i + 1:]]
+    paths = _paths(good, tmp_path)
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    _one_error(proc, "--settings", *words)
+    assert _leftovers(tmp_path / "out") == []
+
+
+def _damage(model: Path, name: str, how: str) -> None:
+    f = model / name
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2] if how == "truncated" else b"{not json")
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "tokenizer_config.json"])
+@pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py"])
+def test_a_damaged_model_directory_is_named(good, tmp_path, script, name):
+    model = tmp_path / "damaged_model"
+    shutil.copytree(good["model"], model)
+    _damage(model, name, "truncated")
+    paths = {**_paths(good, tmp_path), "model": str(model)}
+    _one_error(_run_call(script, paths), "damaged_model")
+    assert _leftovers(tmp_path / "out") == []
+
+
+# the second and third inputs of each script (the tour above breaks the first)
+LATER_INPUTS = {
+    "rl-val": ("rl.py", ["--val"], "problems"),
+    "leakage-train": ("check_leakage.py", ["--train"], "sft"),
+    "browser-second": ("sample_browser.py", ["--inputs", "{eval}"], "eval"),
+    "mix-second": ("mix_sft_data.py", ["--inputs", "{sft}"], "sft"),
+    "plot-second": ("plot.py", ["--inputs", "{metrics}"], "metrics"),
+}
+
+
+@pytest.mark.parametrize("kind", ["missing", "truncated", "no_column"])
+@pytest.mark.parametrize("case", sorted(LATER_INPUTS))
+def test_a_broken_second_input_is_named_and_leaves_nothing(good, tmp_path, case, kind):
+    script, flag, key = LATER_INPUTS[case]
+    argv, _, _ = CALLS[script]
+    column = {"mix_sft_data.py": "reward_model", "sample_browser.py": "responses",
+              "check_leakage.py": "reward_model"}.get(script, KEY_COLUMN[key])
+    bad = _breaks(kind, good[key], tmp_path / f"second_{Path(good[key]).name}", column)
+    if len(flag) == 1:  # the flag's own value is replaced
+        i = argv.index(flag[0]) + 1
+        argv = [*argv[:i], str(bad), *argv[i + 1:]]
+    else:  # a second file after the good first one
+        i = argv.index(flag[0]) + 2
+        argv = [*argv[:i], str(bad), *argv[i:]]
+    paths = _paths(good, tmp_path)
+    if script == "plot.py":
+        paths.update(out=str(tmp_path / "out" / "f.pdf"), out2=str(tmp_path / "out" / "f.csv"))
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    _one_error(proc, bad.name, *([column] if kind == "no_column" else []))
+    assert _leftovers(tmp_path / "out") == []
+
+
+def _script(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"fgx_script_{name[:-3]}", SCRIPTS / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("refusal", ["read-only", "full while writing"])
+@pytest.mark.parametrize("script", ["metrics.py", "filter_rollouts.py", "plot.py", "sample_browser.py"])
+def test_an_output_directory_that_cannot_be_written_is_named(good, tmp_path, monkeypatch, capsys, script, refusal):
+    """A read-only or full disk: one line naming the output and the fix, no temporary left behind. The
+    kernel's refusal is injected (as root, which these tests may run as, chmod 0555 refuses nothing)."""
+    import errno
+    import os
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out"
+    out.mkdir()
+    if refusal == "read-only":
+        out.chmod(0o555)
+        real = tempfile.mkstemp
+
+        def mkstemp(*a, dir=None, **kw):
+            if dir is not None and Path(dir) == out:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(out / ".result.tmp"))
+            return real(*a, dir=dir, **kw)
+
+        monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    else:
+        import matplotlib.figure
+
+        def half_then_full(*a, **kw):
+            target = Path(a[1] if len(a) > 1 else a[0] if isinstance(a[0], (str, Path)) else kw.get("fname", a[0]))
+            target.write_bytes(b"PAR1 half")
+            raise OSError("[errno 28] No space left on device")  # as pyarrow raises it: no errno attribute
+
+        monkeypatch.setattr(pq, "write_table", half_then_full)
+        monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda self, fname, **kw: half_then_full(fname))
+        monkeypatch.setattr(Path, "write_text", lambda self, *a, **kw: half_then_full(self))
+    argv, _, _ = CALLS[script]
+    paths = _paths(good, tmp_path)
+    if script == "plot.py":
+        paths.update(out=str(out / "f.pdf"), out2=str(out / "f.csv"))
+    try:
+        code = _script(script).main(_fill(argv, paths))
+    finally:
+        out.chmod(0o755)
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert code == 1 and len(errors) == 1 and str(out) in errors[0] and "cannot write" in errors[0], errors
+    assert _leftovers(out) == []

@@ -2,6 +2,7 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -47,3 +48,127 @@ def test_a_failed_block_leaves_neither_the_file_nor_a_temporary(tmp_path):
             (tmp / "weights").write_text("half")
             raise RuntimeError("killed")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_work_dir_that_fgx_did_not_make_is_never_deleted(tmp_path):
+    """--work-dir is a free argument: a mistyped one (a user's directory, results/) is an error naming it,
+    and nothing in it is touched; only a directory holding fgx's own stamp is cleared, or an empty one used."""
+    from fgx.io import InputError, is_work_dir, prepare_work_dir, remove_work_dir
+
+    user = tmp_path / "thesis"
+    user.mkdir()
+    (user / "chapter1.tex").write_text("years of work")
+    for fake in ("", "not a fingerprint\n"):  # a fingerprint.txt fgx did not write is no proof either
+        if fake:
+            (user / "fingerprint.txt").write_text(fake)
+        with pytest.raises(InputError, match=r"thesis: --work-dir exists and fgx did not make it"):
+            prepare_work_dir(user, "0123456789abcdef")
+        assert (user / "chapter1.tex").read_text() == "years of work"
+    remove_work_dir(user)  # the end-of-job removal checks the stamp again
+    assert (user / "chapter1.tex").exists() and not is_work_dir(user)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    with pytest.raises(InputError, match="not a directory"):
+        prepare_work_dir(a_file, "0123456789abcdef")
+    with pytest.raises(InputError, match="holds .*out.parquet"):  # deleting work would delete the output
+        prepare_work_dir(tmp_path / "w", "0123456789abcdef", [tmp_path / "w" / "out.parquet"])
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert prepare_work_dir(empty, "0123456789abcdef") == empty and is_work_dir(empty)
+    (empty / "chunk00000.parquet").write_text("resume me")
+    prepare_work_dir(empty, "0123456789abcdef")  # same fingerprint: resumed
+    assert (empty / "chunk00000.parquet").exists()
+    prepare_work_dir(empty, "fedcba9876543210")  # fgx's own, other fingerprint: cleared
+    assert [p.name for p in empty.iterdir()] == ["fingerprint.txt"]
+    assert (empty / "fingerprint.txt").read_text() == "fedcba9876543210\n"
+    remove_work_dir(empty)
+    assert not empty.exists()
+
+
+def test_a_directory_output_replaces_only_a_model_directory(tmp_path):
+    """--out of a model directory replaces an earlier model directory, never a user's tree."""
+    from fgx.io import InputError
+
+    model = tmp_path / "model"
+    with atomic_dir(model) as tmp:
+        (tmp / "config.json").write_text("{}")
+    with atomic_dir(model) as tmp:  # an earlier output: replaced
+        (tmp / "config.json").write_text('{"v": 2}')
+    assert (model / "config.json").read_text() == '{"v": 2}'
+    home = tmp_path / "home"
+    (home / "photos").mkdir(parents=True)
+    (home / "config.json").write_text("{}")
+    for user_dir in (home, home / "photos"):
+        (user_dir / "a.jpg").write_bytes(b"jpg")
+        with pytest.raises(InputError, match="is not a model directory fgx wrote"):
+            with atomic_dir(user_dir) as tmp:
+                (tmp / "config.json").write_text("{}")
+        assert (user_dir / "a.jpg").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "model"]  # no temporary left
+
+
+def _recording(monkeypatch):
+    """Record os.fsync (by the path of the descriptor) and os.replace calls, in order."""
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(a, b):
+        calls.append(("replace", str(a), str(b)))
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads descriptor paths from /proc")
+def test_atomic_writes_are_flushed_before_and_after_the_rename(tmp_path, monkeypatch):
+    """A power loss after the rename must not leave a zero-length "complete" file: the data is
+    fsynced before the rename, the directory entry after it."""
+    calls = _recording(monkeypatch)
+    with atomic_path(tmp_path / "out.csv") as tmp:
+        tmp.write_text("a\n")
+    assert [c[0] for c in calls] == ["fsync", "replace", "fsync"]
+    assert calls[0][1] == calls[1][1] == str(tmp) and calls[1][2] == str(tmp_path / "out.csv")
+    assert calls[2][1] == str(tmp_path)
+    calls.clear()
+    with atomic_dir(tmp_path / "model") as tmp:
+        (tmp / "config.json").write_text("{}")
+    synced = [c[1] for c in calls if c[0] == "fsync"]
+    assert synced[:2] == [str(tmp / "config.json"), str(tmp)]  # the files, then the new directory
+    assert calls[2] == ("replace", str(tmp), str(tmp_path / "model")) and calls[3] == ("fsync", str(tmp_path))
+
+
+def test_a_directory_swap_never_leaves_a_half_deleted_output(tmp_path, monkeypatch):
+    """The old directory is renamed aside, the new one renamed into place, only then the old deleted:
+    at every moment the final name holds the old or the new directory whole, or the aside copy does."""
+    model = tmp_path / "model"
+    with atomic_dir(model) as tmp:
+        (tmp / "config.json").write_text("old")
+    real_replace = os.replace
+    seen = []
+
+    def replace(a, b):
+        if Path(a).name.endswith(".tmp"):  # the moment between the two renames: a kill here...
+            asides = list(tmp_path.glob(".model.*.old"))
+            seen.append([p.read_text() for p in asides[0].iterdir()] if asides else None)
+            seen.append(model.exists())
+            raise OSError("disk gone")
+        real_replace(a, b)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="disk gone"):
+        with atomic_dir(model) as tmp:
+            (tmp / "config.json").write_text("new")
+    assert seen == [["old"], False]  # ...leaves the old one whole under the aside name
+    assert (model / "config.json").read_text() == "old"  # and a failed rename puts it back
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+    monkeypatch.setattr(os, "replace", real_replace)
+    with atomic_dir(model) as tmp:
+        (tmp / "config.json").write_text("new")
+    assert (model / "config.json").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["model"]

@@ -1,6 +1,7 @@
 """The torch engine's jobs on a toy task: sampling, pretraining, SFT and RL, and resuming each."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -234,3 +235,57 @@ def test_sampling_resumes_from_finished_chunks_to_the_same_samples(base_dir, mon
                             score_fn=toy_score, progress=False)
     fresh = sampling.sample(base_dir / "base", rows, None, None, dict(s, seed=5), score_fn=toy_score, progress=False)
     pd.testing.assert_frame_equal(other, fresh)
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def test_a_truncated_checkpoint_is_set_aside_and_the_run_starts_clean(base_dir, caplog):
+    """A trainer_state.pt cut short (a power loss) is moved aside, named in the log, and the run
+    recomputes: it ends where an uninterrupted run ends instead of crashing on every retry."""
+    eng = get_engine("torch")
+    s = rl_settings(steps=4, save_every=2, eval_every=2)
+    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
+    eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s, score_fn=toy_score)
+    with pytest.raises(KeyboardInterrupt):
+        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w", s, score_fn=toy_score,
+               stop_after=3)
+    _truncate(base_dir / "w" / "step_00000002" / "trainer_state.pt")
+    with caplog.at_level("WARNING", logger="fgx"):
+        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w", s, score_fn=toy_score)
+    assert "step_00000002 does not load" in caplog.text and "moved aside to corrupt-" in caplog.text
+    assert _same_weights(base_dir / "full", base_dir / "part")
+
+
+def test_the_newest_checkpoint_that_loads_is_resumed(tmp_path, tok):
+    from fgx.engines.torch.checkpoint import Checkpointer
+
+    model = build_model(SMALLEST, tok, seed=0)
+    opt = torch.optim.AdamW(model.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0)
+    ckpt = Checkpointer(tmp_path / "w", "0123456789abcdef", keep=2)
+    for step in (1, 2):
+        ckpt.save(step, model, tok, {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step})
+    (tmp_path / "w" / "step_00000002" / "model.safetensors").write_bytes(b"")  # a power loss's zero-length file
+    assert ckpt.latest() == tmp_path / "w" / "step_00000001"
+    assert ckpt.restore(ckpt.latest(), model, opt, sched)["step"] == 1
+    assert [p.name.endswith("-step_00000002") for p in (tmp_path / "w").glob("corrupt-*")] == [True]
+
+
+def test_a_truncated_sampling_chunk_is_set_aside_and_sampled_again(base_dir, monkeypatch, caplog):
+    from fgx.engines.torch import sampling
+
+    monkeypatch.setattr(sampling, "CHUNK_PROMPTS", 3)
+    rows = toy_rows(8)
+    s = sampling_settings(n=2, max_new_tokens=4)
+    full = sampling.sample(base_dir / "base", rows, None, None, s, score_fn=toy_score, progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        sampling.sample(base_dir / "base", rows, base_dir / "part.parquet", base_dir / "w", s,
+                        score_fn=toy_score, progress=False, stop_after_chunks=2)
+    _truncate(base_dir / "w" / "chunk00001.parquet")
+    with caplog.at_level("WARNING", logger="fgx"):
+        part = sampling.sample(base_dir / "base", rows, base_dir / "part.parquet", base_dir / "w", s,
+                               score_fn=toy_score, progress=False)
+    assert "chunk00001.parquet does not load" in caplog.text
+    pd.testing.assert_frame_equal(full, part)

@@ -12,14 +12,17 @@ starts clean instead of resuming someone else's run.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 
 def _umask() -> int:
@@ -36,44 +39,129 @@ def _umask() -> int:
     return mask
 
 
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file, or a directory's entries) to the disk: a rename alone survives a kill, not a
+    power loss, which can leave the new name pointing at a file whose data never reached the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():  # some file systems cannot fsync a directory; a file must be flushed
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for d, _, files in os.walk(root):
+        for f in files:
+            if not os.path.islink(os.path.join(d, f)):
+                _fsync(Path(d, f))
+        _fsync(Path(d))
+
+
+# what a full or read-only disk raises: a message naming the output, not a traceback
+_WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+_WRITE_TEXTS = ("Permission denied", "Read-only file system", "No space left", "Disk quota exceeded")
+
+
+@contextlib.contextmanager
+def named_write_errors(path: Path) -> Iterator[None]:
+    """Turn a write that the disk refuses (read-only, full, no permission) into an InputError naming
+    ``path`` and the fix (pyarrow's own errors carry no errno, only the text)."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in _WRITE_ERRNOS and not any(t in str(err) for t in _WRITE_TEXTS):
+            raise
+        why = err.strerror or str(err)[:200]
+        raise InputError(f"{path}: cannot write the output ({why}); make {path.parent} writable, free space on "
+                         "its disk, or choose another output path") from None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
 
+    The file is flushed to the disk before the rename, and the directory after it, so that ``path``
+    after a power loss is the old file or the whole new one, never an empty "complete" one.
     The file gets the mode a plain ``open(path, "w")`` would give (0666 less the umask), not
     mkstemp's private 0600, so group members on a shared cluster can read the results.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp)
-    try:
-        yield tmp
-        if tmp.exists():
-            tmp.chmod(0o666 & ~_umask())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with named_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
+        os.close(fd)
+        tmp = Path(tmp)
+        try:
+            yield tmp
+            if tmp.exists():
+                tmp.chmod(0o666 & ~_umask())
+                _fsync(tmp)
+            os.replace(tmp, path)
+            _fsync(path.parent)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory beside ``path``; it replaces ``path`` if the block succeeds
-    (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700)."""
+    (with the mode ``mkdir`` would give, 0777 less the umask, not mkdtemp's private 0700).
+
+    Its files are flushed to the disk first. An existing ``path`` is renamed aside
+    (``.NAME.XXXX.old``), the new directory renamed into place, and only then the old one deleted:
+    a kill between the two renames leaves the old directory whole under the aside name (and the
+    new one under ``.NAME.XXXX.tmp``), never a half-deleted one under ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-        tmp.chmod(0o777 & ~_umask())
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    check_replaceable_dir(path)
+    with named_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+        try:
+            yield tmp
+            tmp.chmod(0o777 & ~_umask())
+            _fsync_tree(tmp)
+            aside = None
+            if path.exists():
+                aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+                try:
+                    os.replace(path, aside)  # onto the empty directory mkdtemp made: atomic, and the name is ours
+                except BaseException:
+                    aside.rmdir()
+                    raise
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                if aside is not None:
+                    os.replace(aside, path)  # put the old one back
+                raise
+            _fsync(path.parent)
+            if aside is not None:
+                shutil.rmtree(aside, ignore_errors=True)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_replaceable_dir(path: str | os.PathLike) -> None:
+    """Refuse a directory output ``path`` that exists and is not what fgx writes there.
+
+    fgx's directory outputs are model directories: flat, with a ``config.json``. One of those (or an
+    empty directory) is replaced as a whole; anything else (a mistyped ``--out`` naming a user's
+    directory) is an error, checked before the job's work starts so that nothing is lost."""
+    path = Path(path)
+    if not (path.exists() or path.is_symlink()):
+        return
+    entries = list(path.iterdir()) if path.is_dir() and not path.is_symlink() else None
+    if entries is not None and (not entries or ((path / "config.json").is_file()
+                                                and not any(e.is_dir() for e in entries))):
+        return
+    raise InputError(f"{path}: the output directory exists and is not a model directory fgx wrote (a flat "
+                     "directory with config.json), so fgx will not replace it; choose another --out or delete it "
+                     "yourself")
 
 
 PROVENANCE_KEY = b"fgx.settings"
@@ -149,22 +237,95 @@ def run_fingerprint(settings: Mapping, neutral: tuple[str, ...] = (), **inputs: 
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def prepare_work_dir(work: str | os.PathLike, fingerprint: str) -> Path:
+WORK_STAMP = "fingerprint.txt"  # fgx's marker in every work directory it makes: the run's fingerprint
+_STAMP_TEXT = re.compile(r"[0-9a-f]{16}\n?")
+
+
+def _stamp_of(work: Path) -> str | None:
+    """The fingerprint in ``work``'s stamp if it is one fgx wrote (16 hex digits), else None."""
+    try:
+        with open(work / WORK_STAMP, "rb") as f:
+            text = f.read(64).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text.strip() if _STAMP_TEXT.fullmatch(text) else None
+
+
+def is_work_dir(work: str | os.PathLike) -> bool:
+    """Whether fgx provably made ``work``: it holds the stamp ``prepare_work_dir`` writes, or nothing
+    but a stamp being written (a job killed right after making the directory)."""
+    work = Path(work)
+    if not work.is_dir() or work.is_symlink():
+        return False
+    if _stamp_of(work) is not None:
+        return True
+    return all(e.name.startswith(f".{WORK_STAMP}.") for e in work.iterdir())
+
+
+def remove_work_dir(work: str | os.PathLike) -> None:
+    """Delete the work directory ``work`` once the job's output is written, only if fgx made it."""
+    if is_work_dir(work):
+        shutil.rmtree(work, ignore_errors=True)
+    elif Path(work).exists():
+        logging.getLogger("fgx").warning("%s lacks fgx's %s: left in place", work, WORK_STAMP)
+
+
+def prepare_work_dir(work: str | os.PathLike, fingerprint: str, others: Iterable = ()) -> Path:
     """Keep ``work`` if it was made for the same fingerprint (resume), else start it empty.
 
+    Only a directory fgx made (``is_work_dir``) or an empty one is ever cleared: ``--work-dir`` is a
+    free argument, and a mistyped one must not delete a user's files. ``others`` (the job's input and
+    output paths) must not lie inside ``work``, which is deleted as a whole once the job ends.
     Returns the absolute path (commands that run with cwd=work need absolute paths)."""
     log = logging.getLogger("fgx")
     work = Path(work).resolve()
-    stamp = work / "fingerprint.txt"
-    if work.exists() and (not stamp.exists() or stamp.read_text().strip() != fingerprint):
-        log.warning("work directory %s was made for other inputs or settings: starting clean", work)
-        shutil.rmtree(work)
+    for other in others:
+        if not isinstance(other, (str, os.PathLike)):
+            continue
+        o = Path(other).resolve()
+        if o == work or work in o.parents:
+            raise InputError(f"{work}: the work directory holds {other}, a file of this job, and is deleted "
+                             "when the job ends; pass a --work-dir of its own (the rules use results/work/...)")
+    if work.exists() and (work.is_symlink() or not work.is_dir()):
+        raise InputError(f"{work}: --work-dir is not a directory; pass a directory that fgx may create "
+                         "and delete (the rules use results/work/...)")
+    stamp = work / WORK_STAMP
+    if work.exists() and _stamp_of(work) != fingerprint:
+        if not is_work_dir(work):
+            raise InputError(f"{work}: --work-dir exists and fgx did not make it (it holds no {WORK_STAMP} "
+                             "written by fgx), so fgx will not delete it; pass a new or empty directory, or "
+                             "remove this one yourself if nothing in it is needed")
+        if _stamp_of(work) is not None:  # else empty: nothing to clear
+            log.warning("work directory %s was made for other inputs or settings: starting clean", work)
+            shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    if not stamp.exists():
-        stamp.write_text(fingerprint + "\n")
+    if _stamp_of(work) is None:
+        write_text(fingerprint + "\n", stamp)
     else:
         log.info("resuming in %s", work)
     return work
+
+
+def writable_text(text: str) -> str:
+    """``text`` as every writer (UTF-8 files, parquet, HTML) accepts it: unchanged when it encodes as
+    UTF-8, else with the code points UTF-8 rejects (lone surrogates, as a model's JSON answer
+    ``"\\ud800"`` decodes to) written as backslash escapes, showing what the model wrote."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def set_aside(path: str | os.PathLike, why: str) -> Path:
+    """Rename resume state that does not load (``path``, inside a work directory) to ``corrupt-...``
+    beside it and say so in the log: the rerun then recomputes it instead of crashing on it again."""
+    path = Path(path)
+    aside = path.with_name(f"corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{path.name}")
+    os.replace(path, aside)
+    logging.getLogger("fgx").warning("%s does not load (%s): moved aside to %s; recomputing it", path, why[:300],
+                                     aside.name)
+    return aside
 
 
 class InputError(ValueError):

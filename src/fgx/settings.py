@@ -18,6 +18,34 @@ class SettingsError(ValueError):
     """A job's settings lack a key, or carry one nothing reads."""
 
 
+_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+          "dict": "a mapping", "int | None": "an integer or null", "list[int]": "a list of integers"}
+
+
+def _is(value, kind: str) -> bool:
+    if kind == "int | None":
+        return value is None or _is(value, "int")
+    if kind == "list[int]":
+        return isinstance(value, list) and all(_is(v, "int") for v in value)
+    if kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    want = {"int": int, "str": str, "bool": bool, "dict": dict}[kind]
+    return isinstance(value, want) and not (want is int and isinstance(value, bool))
+
+
+def check_types(settings: Mapping[str, Any], where: str, **kinds: str) -> None:
+    """Refuse a value of the wrong type (``kinds``: key -> "int", "float", "str", "bool", "dict",
+    "int | None" or "list[int]"), naming the key, so that it does not fail later with a traceback
+    or, worse, run (a string where a list belongs is iterated one character at a time)."""
+    for key, kind in kinds.items():
+        if key in settings and not _is(settings[key], kind):
+            import json
+
+            raise SettingsError(f"--settings key {key!r} ({where}): got {json.dumps(settings[key], default=str)}; "
+                                f"expected {_TYPES[kind]}. Settings come from config.yaml (schemas/config.schema.yaml "
+                                "types every key): fix the value there, or the JSON.")
+
+
 def _build(cls, settings: Mapping[str, Any], where: str, ignore: tuple[str, ...] = ()):
     names = [f.name for f in dataclasses.fields(cls)]
     missing = [n for n in names if n not in settings]
@@ -27,6 +55,7 @@ def _build(cls, settings: Mapping[str, Any], where: str, ignore: tuple[str, ...]
                 ([f"unknown {', '.join(unknown)}"] if unknown else [])
         raise SettingsError(f"{where} settings: {'; '.join(parts)}. They come from config.yaml "
                             f"(schemas/config.schema.yaml lists every key); rerun through Snakemake or fix the JSON.")
+    check_types(settings, f"{where} settings", **{f.name: f.type for f in dataclasses.fields(cls) if f.type in _TYPES})
     return cls(**{n: settings[n] for n in names})
 
 
@@ -44,6 +73,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
+        check_types(settings, "runtime", **{f.name: f.type for f in dataclasses.fields(cls)})
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
                    threads=settings.get("threads"), verl=dict(settings["verl"]),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))

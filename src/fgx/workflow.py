@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from typing import Any, Mapping
 
 from fgx.names import FIGURES, FINDINGS_TABLES, RFT_ITER, RL_RUNS  # re-exported for the rules
@@ -151,7 +152,8 @@ def generate_exclusions(config: Mapping, split: str) -> list[str]:
 
 
 def generate_args(config: Mapping, split: str) -> str:
-    """``fgx.tasks.strings generate`` command-line arguments for one split."""
+    """``fgx.tasks.strings generate`` command-line arguments for one split (the excluded files'
+    paths, which may come from the config, shell-quoted: the rule puts the arguments into its command)."""
     spec = string_split_spec(config, split)
     args = [f"--stage {spec['stage']}", f"--split {spec['split']}",
             f"--min-level {spec['min_level']}", f"--max-level {spec['max_level']}",
@@ -173,7 +175,7 @@ def generate_args(config: Mapping, split: str) -> str:
     if spec.get("level_shares") and len(set(spec["level_shares"])) > 1:
         args.append("--level-shares " + " ".join(str(s) for s in spec["level_shares"]))
     if generate_exclusions(config, split):
-        args.append("--exclude " + " ".join(generate_exclusions(config, split)))
+        args.append("--exclude " + " ".join(map(shlex.quote, generate_exclusions(config, split))))
     return " ".join(args)
 
 

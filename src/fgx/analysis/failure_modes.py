@@ -109,6 +109,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from fgx.io import writable_text
 from fgx.tasks.strings import functions as F
 from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate,
                                     parse_code, parse_compact, quote, render_code, render_compact, replace_at,
@@ -136,6 +137,9 @@ class Classification:
     category: str
     reason: str
     step: int | None = None
+
+    def __post_init__(self):  # a reason quotes model text, which may hold what no file can (lone surrogates)
+        object.__setattr__(self, "reason", writable_text(self.reason))
 
 
 # ----------------------------------------------------------------------------- the true computation
@@ -760,12 +764,13 @@ def row_style(row: dict) -> str:
     return "paper" if "main_solution" in _prompt_text(row.get("prompt", "")) else "compact"
 
 
-def classify_eval(samples_df, level: int | None = 3, style: str | None = None):
+def classify_eval(samples_df, level: int | None = 3, style: str | None = None, source: str | None = None):
     """One row per response of an evaluation parquet (string task rows only), model-agnostic.
 
     Columns: ``EVAL_COLUMNS`` (``prompt_index`` = row position in ``samples_df``, ``sample_index`` =
     position in its ``responses``; ``truth`` = the reference compact trace). ``level=None`` keeps
-    every level; ``style=None`` reads each row's style (``row_style``).
+    every level; ``style=None`` reads each row's style (``row_style``). ``source`` (the file the rows
+    come from) prefixes the error a malformed row raises.
     """
     import pandas as pd
 
@@ -781,19 +786,23 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None):
         lv = _row_level(row)
         if level is not None and lv != level:
             continue
+        where = f"{source}: row {pos}" if source else f"row {pos}"
         gt = _field(row["reward_model"], "ground_truth")
         if gt is None:
-            raise ValueError(f"row {pos}: reward_model.ground_truth is missing")
+            raise ValueError(f"{where}: reward_model.ground_truth is missing")
         st = style or row_style(row)
-        truth = "\n".join(truth_trace(gt))
+        try:
+            truth = "\n".join(truth_trace(gt))
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
         prompt = _prompt_text(row.get("prompt", ""))
         responses = row["responses"]
         for k, resp in enumerate(list(responses) if responses is not None else []):
             c = classify_detailed(resp, gt, None, st)
             out.append({"level": lv, "prompt_index": pos, "sample_index": k, "category": c.category,
                         "reason": c.reason, "step": c.step, "correct": c.category == CORRECT, "style": st,
-                        "data_source": ds, "prompt": prompt, "response": resp if isinstance(resp, str) else "",
-                        "truth": truth})
+                        "data_source": ds, "prompt": writable_text(prompt),
+                        "response": writable_text(resp) if isinstance(resp, str) else "", "truth": writable_text(truth)})
     df = pd.DataFrame(out, columns=EVAL_COLUMNS)
     df["step"] = df["step"].astype("Int64")
     return df

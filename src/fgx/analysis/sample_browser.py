@@ -12,6 +12,8 @@ import html
 import random
 from typing import Mapping
 
+from fgx.io import writable_text
+
 from .failure_modes import CATEGORIES
 
 MAX_CHARS = 6000  # longer prompts / responses are cut in the page (with a note)
@@ -37,7 +39,7 @@ nav a{margin-right:1em}
 
 
 def _e(text) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
+    return html.escape(writable_text("" if text is None else str(text)), quote=True)
 
 
 def _cut(text) -> str:

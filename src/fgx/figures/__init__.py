@@ -41,7 +41,17 @@ def render(name: str, inputs: Sequence[str], settings: dict, pdf: str, csv: str,
     matplotlib.use("Agg")
     for out in (pdf, png) if png else (pdf,):
         with atomic_path(out, suffix=Path(out).suffix) as tmp:
-            module.draw(table, tmp, settings)
+            try:
+                module.draw(table, tmp, settings)
+            except Exception as err:
+                if not table.empty:
+                    raise
+                # some figures draw an empty panel; the others cannot plot nothing: say why, not a traceback
+                from fgx.io import InputError
+
+                raise InputError(f"{', '.join(map(str, inputs))}: no rows for the {name} figure "
+                                 f"({type(err).__name__} drawing an empty table); regenerate the inputs (delete "
+                                 "them and rerun the rules that write them) or check the figure's settings") from None
     with atomic_path(csv, suffix=".csv") as tmp:
         table.to_csv(tmp, index=False)
     return table

@@ -43,7 +43,7 @@ def table(inputs, settings) -> pd.DataFrame:
         source = str(path)
         config_hash = df["config_hash"].iloc[0] if len(df) else ""
         model = Path(path).parent.name  # results/eval/{model}/test.parquet
-        c = counts(classify_eval(df, level=level))
+        c = counts(classify_eval(df, level=level, source=source))
         n = sum(c.values())
         n_fail = n - c[CORRECT]
         for cat in CATEGORIES:

@@ -21,17 +21,24 @@ class ContractError(ValueError):
     """A problem file breaks the task contract; the message names file, field and fix."""
 
 
-def check_problem_file(path: str | Path, what: str = "problem set") -> int:
+# the fix for a job's input (not a data.external file) that breaks the contract
+JOB_INPUT_FIX = ("regenerate it (delete it and rerun the rule that writes it), or point data.external at a "
+                 "parquet file in verl's row format")
+
+
+def check_problem_file(path: str | Path, what: str = "problem set", fix: str | None = None) -> int:
     """Check that ``path`` is a parquet file of verl rows (its schema and its first rows); return
-    its number of rows, or raise ContractError naming the file, the field and the fix."""
+    its number of rows, or raise ContractError naming the file, the field and the fix (``fix``, by
+    default how to point data.external at a good file)."""
     import pyarrow.parquet as pq
 
     from fgx.tasks import task_for
 
     p = Path(path)
-    fix = "point data.external at a parquet file in verl's row format (e.g. upstream's released data)"
     if not p.is_file():
-        raise ContractError(f"{p}: the {what} is not a file; {fix}, or remove the key to generate it")
+        raise ContractError(f"{p}: the {what} is not a file; "
+                            f"{fix or 'point data.external at an existing file, or remove the key to generate it'}")
+    fix = fix or "point data.external at a parquet file in verl's row format (e.g. upstream's released data)"
     try:
         f = pq.ParquetFile(p)
     except Exception as err:  # pyarrow raises several types for foreign or truncated files

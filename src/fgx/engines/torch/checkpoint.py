@@ -7,6 +7,12 @@ of the run's settings and inputs (:func:`fgx.io.prepare_work_dir`): a rerun with
 or input starts clean instead of resuming another run.
 
 Only tensors, numbers and strings are stored, so every file loads with ``weights_only=True``.
+
+A checkpoint that does not load (a ``trainer_state.pt`` or weights file truncated by a power loss or
+damaged on disk) is moved aside as ``corrupt-...`` in the work directory, named in the log, and the
+next older one is tried, else the run starts clean. It is never a reason to stop: a checkpoint only
+saves time (a resumed run reaches the same weights as an uninterrupted one), so recomputing loses
+hours at worst, while stopping would make every retry of the job fail on the same file.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import numpy as np
 import torch
 
 from fgx.engines.torch.model import save_checkpoint
-from fgx.io import prepare_work_dir
+from fgx.io import prepare_work_dir, remove_work_dir, set_aside
 
 # Seconds between time-based checkpoints of pretraining and SFT (an interrupted job loses at most
 # this much work). FGX_CHECKPOINT_SECONDS changes it without changing any result.
@@ -32,18 +38,25 @@ CHECKPOINT_SECONDS = float(os.environ.get("FGX_CHECKPOINT_SECONDS", "60"))
 class Checkpointer:
     """Keeps the newest ``keep`` checkpoints of one run in ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike, fingerprint: str, keep: int = 1):
-        self.root = prepare_work_dir(root, fingerprint)
+    def __init__(self, root: str | os.PathLike, fingerprint: str, keep: int = 1, others=()):
+        self.root = prepare_work_dir(root, fingerprint, others)
         self.keep = max(1, int(keep))
         self.last_save = time.monotonic()
+        self._loaded = None  # (path, (state, weights)) that latest() read, for restore()
 
     def all(self) -> list[Path]:
         return sorted(p for p in self.root.glob("step_*") if (p / "trainer_state.pt").exists()
                       and (p / "config.json").exists())
 
     def latest(self) -> Path | None:
-        c = self.all()
-        return c[-1] if c else None
+        """The newest checkpoint that loads; those that do not are set aside (module docstring)."""
+        for path in reversed(self.all()):
+            try:
+                self._loaded = (path, read_checkpoint(path))
+                return path
+            except Exception as err:  # torch, pickle, zip and safetensors raise many types; reading changes nothing
+                set_aside(path, f"{type(err).__name__}: {err}")
+        return None
 
     def due(self) -> bool:
         """Whether a time-based checkpoint is due (CHECKPOINT_SECONDS since the last one)."""
@@ -59,12 +72,12 @@ class Checkpointer:
         self.last_save = time.monotonic()
         return path
 
-    @staticmethod
-    def restore(path: Path, model, opt, sched) -> dict:
+    def restore(self, path: Path, model, opt, sched) -> dict:
         """Load checkpoint ``path`` into model, optimizer, scheduler and the global RNGs; return
         its trainer state (step and the loop's own fields)."""
-        st = torch.load(path / "trainer_state.pt", weights_only=True)
-        load_weights_into(model, path)
+        loaded, self._loaded = self._loaded, None
+        st, sd = loaded[1] if loaded and loaded[0] == path else read_checkpoint(path)
+        load_weights_into(model, path, sd)
         opt.load_state_dict(st["optimizer"])
         sched.load_state_dict(st["scheduler"])
         set_rng_state(st["rng"])
@@ -72,7 +85,7 @@ class Checkpointer:
 
     def remove(self) -> None:
         """Delete the work directory (the run finished and its output is written)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_work_dir(self.root)
 
 
 def rng_state() -> dict:
@@ -97,12 +110,32 @@ def set_rng_state(st: dict) -> None:
         torch.cuda.set_rng_state_all(st["cuda"])
 
 
-def load_weights_into(model, ckpt_dir: Path) -> None:
+TRAINER_KEYS = ("optimizer", "scheduler", "rng", "step")
+
+
+def read_checkpoint(path: Path) -> tuple[dict, dict]:
+    """The trainer state and the weights of checkpoint ``path``, read whole before any of it is
+    applied (a file that fails to load must leave the model as it was, for a clean start)."""
+    st = torch.load(path / "trainer_state.pt", weights_only=True)
+    if not isinstance(st, dict) or any(k not in st for k in TRAINER_KEYS):
+        raise ValueError(f"trainer_state.pt lacks {[k for k in TRAINER_KEYS if k not in st]}"
+                         if isinstance(st, dict) else "trainer_state.pt is not a dict")
+    return st, read_weights(path)
+
+
+def read_weights(ckpt_dir: Path) -> dict:
     from safetensors.torch import load_file
 
     sd = {}
     for f in sorted(Path(ckpt_dir).glob("model*.safetensors")):
         sd.update(load_file(str(f)))
+    if not sd:
+        raise ValueError(f"{ckpt_dir} holds no weights (model*.safetensors)")
+    return sd
+
+
+def load_weights_into(model, ckpt_dir: Path, sd: dict | None = None) -> None:
+    sd = read_weights(ckpt_dir) if sd is None else sd
     missing, unexpected = model.load_state_dict(sd, strict=False)
     # a tied lm_head is not stored
     missing = [m for m in missing if not (m == "lm_head.weight" and model.config.tie_word_embeddings)]

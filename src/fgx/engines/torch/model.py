@@ -65,10 +65,27 @@ def resolve_device(device: str | None) -> torch.device:
     return torch.device(device)
 
 
+def _loading(load, model_dir, what: str, files: str):
+    """``load()``, or one clear error when the model directory's files are damaged (transformers raises
+    OSError, ValueError and JSON errors with tracebacks that do not say what to do)."""
+    from fgx.io import InputError
+
+    if not Path(model_dir).is_dir():
+        raise InputError(f"{model_dir}: not a directory; expected a Hugging Face model directory (run the rule "
+                         "that builds it, or point model.path at a downloaded model)")
+    try:
+        return load()
+    except Exception as err:  # reading only: nothing to undo
+        raise InputError(f"{model_dir}: cannot load the {what} ({type(err).__name__}: {str(err)[:200]}); its "
+                         f"{files} is damaged or foreign: delete the directory and rerun the rule that builds it "
+                         "(or download the model again)") from None
+
+
 def load_tokenizer(model_dir):
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    tok = _loading(lambda: AutoTokenizer.from_pretrained(str(model_dir)), model_dir, "tokenizer",
+                   "tokenizer.json / tokenizer_config.json")
     tok.padding_side = "left"
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
@@ -87,7 +104,8 @@ def load_model(model_dir, device="cpu", dtype: torch.dtype = torch.float32):
     if not any(Path(model_dir).glob("*.safetensors")) and not any(Path(model_dir).glob("*.bin")):
         raise InputError(f"{model_dir}: no weights (*.safetensors); the model directory is incomplete: delete it "
                          "and rerun the rule that builds it")
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype)
+    model = _loading(lambda: AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype), model_dir, "model",
+                     "config.json / the weights")
     return model.to(resolve_device(device) if isinstance(device, str) else device)
 
 

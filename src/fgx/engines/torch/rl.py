@@ -25,7 +25,7 @@ from fgx.engines.torch.checkpoint import Checkpointer
 from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
 from fgx.engines.torch.optim import GRAD_CLIP, adamw, constant
 from fgx.engines.torch.sampler import decode_completions, generate_ids
-from fgx.io import read_rows, run_fingerprint, write_json, write_parquet
+from fgx.io import check_replaceable_dir, read_rows, run_fingerprint, write_json, write_parquet
 from fgx.progress import Bar
 from fgx.settings import RL, Runtime
 from fgx.tasks import compute_score, reward, score_rows
@@ -263,7 +263,9 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     resolved = {"stage": "rl", "model_dir": str(model_dir), "train_path": str(train_path),
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
     fingerprint = run_fingerprint(resolved, RESUME_NEUTRAL, model=model_dir, train=train_path, val=val_path)
-    ckpt = Checkpointer(work_dir, fingerprint)
+    check_replaceable_dir(out_dir)  # before the training, not after it
+    files = [model_dir, train_path, val_path, out_dir, metrics_path]
+    ckpt = Checkpointer(work_dir, fingerprint, others=files)
     stream = PromptStream(len(train), rt.seed)
     metrics: list[dict] = []
     step = 0
@@ -271,7 +273,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     if last is not None and int(last.name.split("_")[-1]) > s.steps:
         print(f"rl: {last} is past the run's {s.steps} steps: starting clean", flush=True)
         ckpt.remove()
-        ckpt, last = Checkpointer(work_dir, fingerprint), None
+        ckpt, last = Checkpointer(work_dir, fingerprint, others=files), None
     if last is not None:
         st = ckpt.restore(last, model, opt, sched)
         step, metrics = st["step"], st["metrics"]

@@ -4,6 +4,10 @@ Prompts are sampled in chunks of :data:`CHUNK_PROMPTS`, each with a seed of its 
 finished chunk is written to the job's work directory (stamped with the fingerprint of the model,
 the prompts and the settings). A killed job resumes from its finished chunks and ends with the
 same samples as an uninterrupted run; the work directory goes once the output is written.
+A finished chunk that does not load (truncated by a power loss, damaged on disk) is moved aside
+(``corrupt-...``, named in the log) and sampled again: its seed makes the new one equal to what the
+damaged one held, so recomputing costs minutes and changes nothing, where stopping would make every
+retry fail on the same file.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import torch
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch.model import load_model, load_tokenizer
 from fgx.engines.torch.sampler import decode_completions, generate_ids
-from fgx.io import prepare_work_dir, read_rows, run_fingerprint, write_parquet
+from fgx.io import prepare_work_dir, read_rows, remove_work_dir, run_fingerprint, set_aside, write_parquet
 from fgx.settings import Runtime, Sampling
 from fgx.tasks import compute_score, score_rows
 
@@ -47,6 +51,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     stops (KeyboardInterrupt) after that many new chunks, for tests of resuming."""
     s, rt = Sampling.from_settings(settings), Runtime.from_settings(settings)
     source = str(rows) if not isinstance(rows, pd.DataFrame) else str(out_path or "rows")
+    files = [f for f in (model_dir, None if isinstance(rows, pd.DataFrame) else rows, out_path) if f is not None]
     if not isinstance(rows, pd.DataFrame):
         rows = read_rows(rows, "prompts", ("prompt", "reward_model", "data_source", "extra_info"))
     if rt.threads:
@@ -56,7 +61,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     if work_dir is not None:
         fp = run_fingerprint({**settings, "chunk_prompts": CHUNK_PROMPTS}, ("threads", "device"), model=model_dir,
                              rows=_rows_key(rows))
-        work = prepare_work_dir(work_dir, fp)
+        work = prepare_work_dir(work_dir, fp, files)
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, rt.device).eval()
     prompts = encode_prompts(tok, prompt_texts(tok, rows, source))
@@ -64,8 +69,10 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     for c, start in enumerate(range(0, len(rows), CHUNK_PROMPTS)):
         done = work / f"chunk{c:05d}.parquet" if work is not None else None
         if done is not None and done.exists():
-            parts.append(pd.read_parquet(done))
-            continue
+            part = _read_chunk(done, len(rows.iloc[start:start + CHUNK_PROMPTS]))
+            if part is not None:
+                parts.append(part)
+                continue
         part = _sample_chunk(model, tok, prompts[start:start + CHUNK_PROMPTS], rows.iloc[start:start + CHUNK_PROMPTS],
                              s, chunk_seed(rt.seed, c), source, score_fn or compute_score, progress,
                              f"sample {Path(str(model_dir)).name} [{c + 1}/{-(-len(rows) // CHUNK_PROMPTS)}]")
@@ -86,10 +93,21 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     if out_path is not None:
         write_parquet(out, out_path, settings={k: v for k, v in settings.items() if k != "threads"})
         if work is not None:
-            import shutil
-
-            shutil.rmtree(work, ignore_errors=True)
+            remove_work_dir(work)
     return out
+
+
+def _read_chunk(path: Path, n_rows: int) -> pd.DataFrame | None:
+    """A finished chunk, or None (and the file set aside) if it does not load or is not whole."""
+    try:
+        part = pd.read_parquet(path)
+        missing = [c for c in SAMPLE_COLUMNS if c not in part.columns]
+        if missing or len(part) != n_rows:
+            raise ValueError(f"{len(part)} rows for {n_rows} prompts" if not missing else f"lacks {missing}")
+        return part
+    except Exception as err:  # pyarrow raises several types for truncated files
+        set_aside(path, f"{type(err).__name__}: {err}")
+        return None
 
 
 def _sample_chunk(model, tok, prompts, rows: pd.DataFrame, s: Sampling, seed: int, source: str, score_fn,

@@ -25,7 +25,7 @@ from fgx.engines.torch.model import build_model, load_model, load_tokenizer, n_p
 from fgx.engines.torch.optim import GRAD_CLIP, adamw, warmup_cosine
 from fgx.engines.prompts import encode_prompts, encode_texts, prompt_texts
 from fgx.engines.torch.tokenizer import build_char_tokenizer
-from fgx.io import read_rows, run_fingerprint
+from fgx.io import InputError, check_replaceable_dir, read_rows, run_fingerprint
 from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
 
@@ -80,7 +80,9 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
     total = sched_.steps
     opt = adamw(model, sched_.lr, sched_.weight_decay, BETAS)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(sched_.warmup_steps, total, MIN_LR_RATIO))
-    ckpt = Checkpointer(work_dir, run_fingerprint(resolved, ("threads", "device"), **inputs))
+    check_replaceable_dir(out_dir)  # before the training, not after it
+    ckpt = Checkpointer(work_dir, run_fingerprint(resolved, ("threads", "device"), **inputs),
+                        others=[out_dir, *inputs.values()])
     step, log = 0, []
     last = ckpt.latest()
     if last is not None:
@@ -155,6 +157,9 @@ def pretrain(data_paths, out_dir, work_dir, settings: Mapping[str, Any], *, stop
     paths = [str(p) for p in ([data_paths] if isinstance(data_paths, (str, Path)) else data_paths)]
     df = pd.concat([read_rows(p, "pretraining data", ("data_source", "prompt", "ability", "reward_model", "extra_info"))
                     for p in paths], ignore_index=True)
+    if len(df) == 0:
+        raise InputError(f"{', '.join(paths)}: the pretraining data has no rows; regenerate it (delete it and "
+                         "rerun the rule that writes it) or raise data.pretrain_problems")
     from fgx.tasks.strings import compact_call_names
 
     shape = s.model
