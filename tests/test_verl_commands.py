@@ -174,7 +174,7 @@ def test_paper_rl_command_means_the_paper_setup(hydra):
     assert cfg.reward.custom_reward_function.path.endswith("fgx/engines/verl/reward.py")
     assert cfg.reward.custom_reward_function.name == "compute_score"
     assert cfg.trainer.total_training_steps == 700 and cfg.trainer.test_freq == 25 and cfg.trainer.save_freq == 25
-    assert list(cfg.trainer.logger) == ["console", "file"] and cfg.trainer.resume_mode == "auto"
+    assert list(cfg.trainer.logger) == ["console", "file", "tensorboard"] and cfg.trainer.resume_mode == "auto"
     assert cfg.ray_kwargs.ray_init.num_cpus == 64
     assert cfg.actor_rollout_ref.model.path == "/work/results/models/stage1"
 
@@ -382,6 +382,8 @@ def _fake_verl(tmp_path, steps=4):
         ckpt = Path(ov.get("trainer.default_local_dir"))
         # verl runs with cwd = the work directory: every path it gets must be absolute
         assert cwd is not None and log_path.is_absolute() and ckpt.is_absolute()
+        if C.PPO_MODULE in argv:  # RL: verl's tensorboard logger writes where the torch engine's does
+            assert env["TENSORBOARD_DIR"] == str(Path(cwd) / "tensorboard") and Path(cwd).is_absolute()
         for key in ("actor_rollout_ref.model.path", "model.path", "data.train_files"):
             if key in ov:
                 assert ov[key].strip("[]'").startswith("/"), (key, ov[key])

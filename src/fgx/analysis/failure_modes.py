@@ -802,7 +802,8 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None, s
             out.append({"level": lv, "prompt_index": pos, "sample_index": k, "category": c.category,
                         "reason": c.reason, "step": c.step, "correct": c.category == CORRECT, "style": st,
                         "data_source": ds, "prompt": writable_text(prompt),
-                        "response": writable_text(resp) if isinstance(resp, str) else "", "truth": writable_text(truth)})
+                        "response": writable_text(resp) if isinstance(resp, str) else "",
+                        "truth": writable_text(truth)})
     df = pd.DataFrame(out, columns=EVAL_COLUMNS)
     df["step"] = df["step"].astype("Int64")
     return df

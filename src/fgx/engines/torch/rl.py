@@ -20,6 +20,7 @@ import torch
 
 from fgx.algos import objective
 from fgx.engines.prompts import encode_prompts, prompt_texts
+from fgx.engines.torch import tensorboard
 from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
 from fgx.engines.torch.checkpoint import Checkpointer
 from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
@@ -234,7 +235,9 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
        score_fn=compute_score, stop_after: int | None = None) -> dict:
     """RL from ``model_dir`` on the prompts of ``train_path``. Writes the final HF directory
     ``out_dir`` (with ``resolved_config.json``) and the long-format metrics parquet (step, metric,
-    level, value) ``metrics_path``; resumes from the newest checkpoint in ``work_dir``.
+    level, value) ``metrics_path``; resumes from the newest checkpoint in ``work_dir``. Each step's
+    metrics also go to TensorBoard event files in ``work_dir/tensorboard`` as they are produced
+    (:mod:`fgx.engines.torch.tensorboard`).
     ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
     s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
     if s.loss_agg_mode not in objective.core.LOSS_AGG_MODES:
@@ -279,6 +282,16 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         step, metrics = st["step"], st["metrics"]
         stream = PromptStream(len(train), rt.seed, **st["stream"])
         print(f"rl: resumed from {last} at step {step}/{s.steps}", flush=True)
+    # rows restored from the checkpoint (steps <= step) were logged by an earlier attempt: a resumed
+    # attempt logs from step + 1 on and hides the killed attempt's points from there (purge_step)
+    tb = tensorboard.EventWriter(ckpt.root / tensorboard.SUBDIR, purge_step=step + 1 if last is not None else None)
+    tb_sources = tensorboard.val_sources(levels(val), val["data_source"]) if len(val) else {}
+    tb_done = len(metrics)
+
+    def log_tb():
+        nonlocal tb_done
+        tensorboard.write_rows(tb, metrics[tb_done:], tb_sources)
+        tb_done = len(metrics)
 
     def add(step_, metric, value, level=-1):
         metrics.append({"step": int(step_), "metric": metric, "level": int(level), "value": float(value)})
@@ -295,6 +308,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
 
     if step == 0:
         run_val(0)
+        log_tb()
     bar = Bar(True, s.steps, step, f"rl[{s.algorithm}]")
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     run_steps = 0
@@ -319,6 +333,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         for k, v in stats.items():
             add(step, k, v)
         vacc = run_val(step) if step % s.eval_every == 0 and step < s.steps else None
+        log_tb()
         bar.update(1, reward=float(np.mean(ro.rewards)) if ro.rewards else 0.0, kept=f"{len(ro.groups)}/{ro.seen}",
                    **({"val": float(vacc)} if vacc is not None else {}))
         if step % s.save_every == 0 and step < s.steps:
@@ -330,6 +345,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     bar.close()
     if not any(m["step"] == step and m["metric"] == "val_accuracy" for m in metrics):
         run_val(step)
+        log_tb()
     final = dict(resolved, n_params=n_params(model), final_step=step)
     save_checkpoint(model, tok, out_dir, max_new_tokens=s.max_new_tokens,
                     extra_files={"resolved_config.json": lambda p: write_json(final, p)})

@@ -23,8 +23,9 @@ verl 0.9 facts these builders rely on (checked against verl 0.9.1's yaml files b
 * SFT is ``torchrun -m verl.trainer.sft_trainer`` (Hydra config ``sft_trainer_engine``) on a
   ``messages`` column; loss on assistant turns only.
 * Checkpoints merge with ``python -m verl.model_merger merge --backend fsdp``.
-* Metrics: ``trainer.logger=[console,file]``; the file logger writes one JSON object per step
-  (``{"step": s, "data": {...}}``) to ``$VERL_FILE_LOGGER_PATH``.
+* Metrics: ``trainer.logger=[console,file,tensorboard]``; the file logger writes one JSON object per
+  step (``{"step": s, "data": {...}}``) to ``$VERL_FILE_LOGGER_PATH``, the tensorboard logger event
+  files to ``$TENSORBOARD_DIR`` (default ``tensorboard_log/<project>/<experiment>`` under the cwd).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ VERL_DEFAULTS: dict[str, Any] = {
     "val_temperature": 0.0,          # held-out accuracy during RL: 0 = greedy
     "val_n": 1,
     "max_actor_ckpt_to_keep": 1,     # resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)
-    "logger": ["console", "file"],
+    "logger": ["console", "file", "tensorboard"],  # tensorboard: event files in the RL work dir
     "project_name": "fgx",
     "ppo_overrides": [],             # extra Hydra overrides appended verbatim (checked by the tests)
     "sft": {

@@ -398,6 +398,7 @@ class VerlEngine:
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
         self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+                                         "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
                                          "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})}))
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
