@@ -72,7 +72,9 @@ def test_every_key_is_required_so_config_yaml_is_the_one_layer_of_defaults():
         if node.get("$ref"):
             name = node["$ref"].rsplit("/", 1)[1]
             return walk(schema["$defs"][name], where)
-        if props and where != "config.data.external":  # a map of optional entries: split -> file
+        # data.external: a map of optional entries (split -> file); verl: optional overrides of the verl engine's
+        # machine defaults (commands.VERL_DEFAULTS), every key typed (test below)
+        if props and where not in ("config.data.external", "config.verl") and not where.startswith("config.verl."):
             assert set(node.get("required", [])) == set(props), f"{where}: every key required"
             assert node.get("additionalProperties") is False, f"{where}: unknown keys refused"
             for k, v in props.items():
@@ -165,3 +167,28 @@ def test_readme_change_a_knob_example_changes_exactly_rl_lr(tmp_path):
     overlay.write_text(m[1].encode().decode("unicode_escape"))
     merged, changed, _ = _merge_overlay(str(overlay))
     assert changed == {"rl.lr"} and merged["rl"]["lr"] != load("config.yaml")["rl"]["lr"]
+
+
+def test_every_verl_key_is_typed_and_a_typo_fails_before_any_job():
+    """The schema's verl: section declares exactly the engine's knobs (VERL_DEFAULTS), so a misspelt key,
+    a retired one or a string where a list belongs stops the run at validation, not on a GPU node."""
+    from fgx.config import load_schema
+    from fgx.engines.verl.commands import VERL_DEFAULTS
+
+    verl = load_schema()["properties"]["verl"]
+    assert verl["additionalProperties"] is False and set(verl["properties"]) == set(VERL_DEFAULTS)
+    nested = [k for k, v in VERL_DEFAULTS.items() if isinstance(v, dict)]
+    assert nested == ["sft", "sample"]
+    for key in nested:
+        assert set(verl["properties"][key]["properties"]) == set(VERL_DEFAULTS[key]), key
+    cfg = load("config.yaml")
+    cfg["verl"] = copy.deepcopy(VERL_DEFAULTS)
+    validate_config(cfg)
+    bad_values = [({"max_prompt_lenght": 1}, "max_prompt_lenght"), ({"ppo_overrides": "a=b"}, "verl.ppo_overrides"),
+                  ({"python": "/usr/bin/python"}, "python"), ({"sample": {"chunk": 8}}, "verl.sample"),
+                  ({"attn_implementation": "flash"}, "verl.attn_implementation")]
+    for bad, named in bad_values:
+        cfg["verl"] = bad
+        with pytest.raises(ConfigError, match=named):
+            validate_config(cfg)
+    assert len(bad_values) == 5
