@@ -506,3 +506,26 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
         changed = {**settings, "verl": {**settings["verl"], key: value}}
         assert E.fingerprint(changed, model="/m", world_size=8) != base, key
     assert len(machine) == 8
+
+
+def test_a_damaged_checkpoint_tracker_stops_with_the_file_and_both_fixes(tmp_path):
+    """A damaged latest_checkpointed_iteration.txt (torn, or naming a step that is not there) is named with
+    the checkpoints found, before verl starts; a good one, or none, lets the trainer run."""
+    from fgx.io import InputError
+
+    ran = []
+    engine = E.VerlEngine(runner=lambda argv, env, cwd: ran.append(argv))
+    ckpt = tmp_path / "work" / "checkpoints"
+    (ckpt / "global_step_20").mkdir(parents=True)
+    (ckpt / "global_step_40").mkdir()
+    engine._train(tmp_path / "work", ["trainer"], {})  # no tracker: a fresh start
+    (tmp_path / "work" / E.TRAINED_MARKER).unlink()
+    tracker = ckpt / "latest_checkpointed_iteration.txt"
+    damaged = ["", "4\x00", "60", "forty"]
+    for text in damaged:
+        tracker.write_text(text)
+        with pytest.raises(InputError, match=r"latest_checkpointed_iteration.txt.*global_step_20, global_step_40.*40"):
+            engine._train(tmp_path / "work", ["trainer"], {})
+    tracker.write_text("40\n")
+    engine._train(tmp_path / "work", ["trainer"], {})
+    assert ran == [["trainer"], ["trainer"]] and len(damaged) == 4

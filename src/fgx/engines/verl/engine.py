@@ -191,6 +191,28 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path:
     return checkpoint_dir / f"global_step_{step}"
 
 
+def check_checkpoint_tracker(checkpoint_dir: Path) -> None:
+    """Stop with one message when verl's ``latest_checkpointed_iteration.txt`` is damaged (not a step
+    number, or naming a ``global_step_N`` that is not there). verl would crash on it at every retry;
+    starting clean would throw away checkpoints that may be good (days of GPU time at paper scale), and
+    which one is complete only a person can tell, so the message names the file, the checkpoints
+    found and both fixes."""
+    from fgx.io import InputError
+
+    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
+    if not tracker.exists():
+        return
+    text = tracker.read_text(errors="replace").strip()
+    if text.isdigit() and (checkpoint_dir / f"global_step_{text}").is_dir():
+        return
+    found = sorted((p.name for p in checkpoint_dir.glob("global_step_*") if p.is_dir()),
+                   key=lambda name: int(name.rsplit("_", 1)[1]) if name.rsplit("_", 1)[1].isdigit() else -1)
+    raise InputError(f"{tracker}: verl's checkpoint tracker reads {text[:40]!r}, which names no checkpoint here "
+                     f"(found: {', '.join(found) or 'none'}); write the step of the newest complete one into it "
+                     f"(e.g. {found[-1].rsplit('_', 1)[1] if found else 'N'}) to resume there, or delete "
+                     f"{checkpoint_dir} to start this job afresh")
+
+
 def _messages(value) -> list[dict]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(value)]
 
@@ -423,6 +445,7 @@ class VerlEngine:
         if (work / TRAINED_MARKER).exists():
             log.info("training already finished in %s (an earlier attempt): merging only", work)
             return
+        check_checkpoint_tracker(work / "checkpoints")
         self._run(argv, env, work)
         (work / TRAINED_MARKER).write_text(shlex.join(map(str, argv)) + "\n")
 
