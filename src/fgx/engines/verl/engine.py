@@ -97,6 +97,9 @@ def cpu_env(v: Mapping) -> dict[str, str | None]:
     return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
             "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
             "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])),
+            # verl's one-machine Ray cluster needs no token; with one, Ray writes ~/.ray/auth_token, which a
+            # later `ray start --head` (scripts/ray_slurm.sh) enforces on workers that do not send it
+            "RAY_AUTH_MODE": "disabled",
             # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
             "CUDA_VISIBLE_DEVICES": None}
 
