@@ -100,6 +100,9 @@ def cpu_env(v: Mapping) -> dict[str, str | None]:
             # verl's one-machine Ray cluster needs no token; with one, Ray writes ~/.ray/auth_token, which a
             # later `ray start --head` (scripts/ray_slurm.sh) enforces on workers that do not send it
             "RAY_AUTH_MODE": "disabled",
+            # a Ray cluster of its own, never one another job left on this machine (verl's num_cpus / num_gpus
+            # are refused when ray.init joins an existing cluster)
+            "RAY_ADDRESS": "local",
             # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
             "CUDA_VISIBLE_DEVICES": None}
 
