@@ -168,7 +168,10 @@ def test_paper_rl_command_means_the_paper_setup(hydra):
     assert rollout.name == "vllm" and rollout.temperature == 1.0 and rollout.tensor_model_parallel_size == 1
     assert cfg.data.max_response_length == 8192 and cfg.data.gen_batch_size == 32
     fg = cfg.algorithm.filter_groups
-    assert fg.enable and fg.max_num_gen_batches == 10 and fg.max_inflight_gen_batches == 2
+    assert fg.enable and fg.metric == "reward"
+    sampler = cfg.trainer.v1.sampler
+    assert sampler.custom_sampler.name == "BudgetedReplayBuffer" and sampler.sampler_kwargs.max_generation_batches == 10
+    assert sampler.sampler_kwargs.batch_size == 16 and sampler.sampler_kwargs.metric == "reward"
     assert cfg.reward.reward_manager.name == "dapo"
     assert cfg.reward.reward_kwargs.overlong_buffer_cfg.enable and cfg.reward.reward_kwargs.max_resp_len == 8192
     assert cfg.reward.custom_reward_function.path.endswith("fgx/engines/verl/reward.py")
@@ -394,7 +397,8 @@ def _fake_verl(tmp_path, steps=4):
             for s in range(1, steps + 1):
                 fh.write(json.dumps({"step": s, "data": {
                     "critic/score/mean": 0.1 * s, "actor/pg_loss": -0.01, "response_length/mean": 100.0,
-                    "training/filter_groups/evicted_samples": 4, "timing_s/step": 3.0}}) + "\n")
+                    "training/filter_groups/evicted_samples": 12, "training/filter_groups/num_gen_batches": 2,
+                    "training/filter_groups/num_groups_trained": 16, "timing_s/step": 3.0}}) + "\n")
         (ckpt / f"global_step_{steps}" / "actor").mkdir(parents=True, exist_ok=True)
         (ckpt / "latest_checkpointed_iteration.txt").write_text(str(steps))
 
@@ -426,7 +430,8 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     val = m[m.metric == "val_accuracy"].set_index("level")["value"].to_dict()
     assert val == {1: 0.5, 2: 0.25}
     assert m[m.metric == "reward"]["value"].round(3).tolist() == [0.1, 0.2, 0.3, 0.4]
-    assert m[m.metric == "filtered_group_share"]["value"].tolist() == [0.2] * 4  # 4 / (4 + 16)
+    assert m[m.metric == "filtered_group_share"]["value"].tolist() == [0.5] * 4  # 1 - 16 / (2 x 16)
+    assert m[m.metric == "num_gen_batches"]["value"].tolist() == [2.0] * 4
     assert "verl:timing_s/step" in set(m.metric)
     for name in ("model.safetensors", "generation_config.json", "tokenizer.json", "resolved_config.json"):
         assert (out / name).exists(), name

@@ -230,3 +230,89 @@ def test_verls_replay_buffer_filters_the_groups_the_torch_engine_filters(rows, k
         RB.tq.kv_batch_get = original
     torch_engine_drops = {uid for uid, rs in rewards.items() if not objective.informative_group(rs)}
     assert dropped == torch_engine_drops and 0 < len(dropped) < len(rewards)
+
+
+class _FakeTransferQueue:
+    """The part of TransferQueue (a Ray service) verl's replay buffer reads, as dicts: prompts with a
+    status tag, trajectories ``<uid>_<session>_0`` with a reward. Every prompt submitted finishes at once
+    with the rewards ``policy(uid)`` gives its group."""
+
+    def __init__(self, policy, group_size=4):
+        self.policy, self.group_size, self.items, self.submitted = policy, group_size, {}, 0
+        self.rewards: dict[str, float] = {}
+
+    def submit(self, n: int) -> None:
+        for _ in range(n):
+            uid = f"p{self.submitted}"
+            self.submitted += 1
+            self.items[uid] = {"is_prompt": True, "status": "finished", "global_steps": 1}
+            for s, r in enumerate(self.policy(uid)):
+                self.items[f"{uid}_{s}_0"] = {}
+                self.rewards[f"{uid}_{s}_0"] = r
+
+    def kv_list(self):
+        return {"train": dict(self.items)}
+
+    def kv_batch_get(self, keys, partition_id, select_fields):
+        return {"rm_scores": [torch.tensor([0.0, self.rewards[k]]) for k in keys]}
+
+    def kv_clear(self, partition_id, keys):
+        for k in keys:
+            self.items.pop(k, None)
+
+
+def _budgeted_step(monkeypatch, policy, batch_size=4, max_generation_batches=3):
+    pytest.importorskip("transfer_queue")
+    from verl.trainer.ppo.v1 import replay_buffer as RB
+
+    from fgx.engines.verl.replay_buffer import BudgetedReplayBuffer
+
+    store = _FakeTransferQueue(policy)
+    for name in ("kv_list", "kv_batch_get", "kv_clear"):
+        monkeypatch.setattr(RB.tq, name, getattr(store, name))
+    buffer = BudgetedReplayBuffer(
+        trainer_mode="sync", trainer_config=OmegaConf.create({}), max_off_policy_threshold=None,
+        max_off_policy_strategy="drop", refill_fn=store.submit,
+        sampler_kwargs=OmegaConf.create({"metric": "reward", "batch_size": batch_size,
+                                         "max_generation_batches": max_generation_batches}))
+    buffer.poll_interval = 0.0
+    store.submit(batch_size)  # the trainer's own first batch of the step
+    batch, metrics = buffer.sample(global_steps=1, partition_id="train", batch_size=batch_size)
+    return store, batch, metrics
+
+
+def test_verl_dynamic_sampling_stops_after_the_generation_budget_as_the_torch_engine_does(monkeypatch):
+    """A policy that solves no prompt (RL on Level 2 from a base at 0 %): verl's own V1 buffer would
+    sample forever; fgx's stops after rl.max_generation_batches batches of rl.batch_size prompts and
+    hands the trainer one group of equal rewards (zero advantages), as verl cannot step on none."""
+    store, batch, metrics = _budgeted_step(monkeypatch, lambda uid: [0.0] * 4)
+    assert store.submitted == 3 * 4
+    assert metrics["training/filter_groups/num_gen_batches"] == 3
+    assert metrics["training/filter_groups/num_groups_trained"] == 0
+    assert len({k.split("_")[0] for k in batch.keys}) == 1 and len(batch.keys) == 4
+    assert all(not k.startswith("p") or "_" in k for k in store.items) and len(store.items) == 0
+
+
+def test_verl_dynamic_sampling_keeps_informative_groups_batch_by_batch(monkeypatch):
+    """Every third prompt informative: the torch engine's rule (fgx.algos.objective.another_generation_batch)
+    needs 3 batches of 4 prompts for 4 informative groups, and so does verl's step; it trains on exactly
+    those groups, and nothing of the step stays in the store."""
+    informative = lambda uid: [0.0, 1.0, 0.0, 0.0] if int(uid[1:]) % 3 == 0 else [1.0] * 4  # noqa: E731
+    store, batch, metrics = _budgeted_step(monkeypatch, informative, max_generation_batches=10)
+    kept, batches = 0, 0
+    while True:  # the torch engine's loop over the same prompts
+        kept += sum(1 for i in range(batches * 4, batches * 4 + 4) if i % 3 == 0)
+        batches += 1
+        if not objective.another_generation_batch(kept, batches, batch_size=4, max_batches=10, dynamic_sampling=True):
+            break
+    assert metrics["training/filter_groups/num_gen_batches"] == batches == 3 == store.submitted // 4
+    groups = sorted({k.split("_")[0] for k in batch.keys})
+    assert len(groups) == 4 and all(int(g[1:]) % 3 == 0 for g in groups)
+    assert metrics["training/filter_groups/num_groups_trained"] == 4 and len(store.items) == 0
+
+
+def test_verl_dynamic_sampling_trains_on_a_short_batch_when_the_budget_runs_out(monkeypatch):
+    informative = lambda uid: [0.0, 1.0, 1.0, 1.0] if uid == "p5" else [0.0] * 4  # noqa: E731
+    store, batch, metrics = _budgeted_step(monkeypatch, informative, max_generation_batches=2)
+    assert store.submitted == 8 and metrics["training/filter_groups/num_groups_trained"] == 1
+    assert {k.split("_")[0] for k in batch.keys} == {"p5"}

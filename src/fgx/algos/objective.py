@@ -36,6 +36,16 @@ def informative_group(rewards) -> bool:
     return len(set(float(r) for r in rewards)) > 1
 
 
+def another_generation_batch(kept_groups: int, batches: int, *, batch_size: int, max_batches: int,
+                             dynamic_sampling: bool) -> bool:
+    """Whether an RL step samples one more generation batch of ``batch_size`` prompts, having kept
+    ``kept_groups`` informative groups from ``batches`` batches: with dynamic sampling, until the batch
+    is full or ``max_batches`` (``rl.max_generation_batches``) are spent, after which the step trains
+    on the groups it kept (a policy that solves every prompt or none would otherwise sample forever).
+    Both engines' samplers stop by this rule."""
+    return dynamic_sampling and kept_groups < batch_size and batches < max_batches
+
+
 def policy_loss(batch: dict[str, torch.Tensor], *, kl_coef: float, entropy_coef: float, loss_agg_mode: str,
                 denom=None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Loss of one micro-batch: ``logprobs``/``old_logprobs``/``mask``/``entropy`` (B, T),

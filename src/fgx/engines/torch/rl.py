@@ -54,6 +54,8 @@ def effective_settings(s: RL) -> dict:
         "kl_kind": objective.KL_KIND, "kl_reference": "starting model", "reward": s.reward,
         "overlong_buffer": s.overlong_buffer, "overlong_penalty_factor": 1.0,
         "dynamic_sampling": bool(s.dynamic_sampling), "filter_metric": "reward",
+        "generation_batch": s.batch_size if s.dynamic_sampling else None,
+        "max_generation_batches": s.max_generation_batches if s.dynamic_sampling else None,
         "temperature": float(s.temperature), "top_p": 1.0, "max_new_tokens": s.max_new_tokens,
         "eval_every": s.eval_every, "save_every": s.save_every,
     }
@@ -106,7 +108,7 @@ def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train
     """Sample groups of ``group_size`` responses until ``batch_size`` groups have rewards that differ
     (every group when dynamic sampling is off), at most ``max_generation_batches`` batches."""
     out = Rollout([], [], [], [], 0, 0)
-    while len(out.groups) < s.batch_size:
+    while True:
         idx = stream.take(s.batch_size)
         comps = generate_ids(model, tok, [prompts[i] for i in idx], n=s.group_size, temperature=s.temperature,
                              max_new_tokens=s.max_new_tokens, seed=seed * 1_000_003 + step * 1009 + out.n_gen,
@@ -130,7 +132,9 @@ def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train
             if s.dynamic_sampling and not objective.informative_group(r):
                 continue
             out.groups.append((i, r, cs))
-        if not s.dynamic_sampling or out.n_gen >= s.max_generation_batches:
+        if not objective.another_generation_batch(len(out.groups), out.n_gen, batch_size=s.batch_size,
+                                                  max_batches=s.max_generation_batches,
+                                                  dynamic_sampling=s.dynamic_sampling):
             break
     out.groups = out.groups[: s.batch_size]
     return out

@@ -14,9 +14,9 @@ verl 0.9 facts these builders rely on (checked against verl 0.9.1's yaml files b
 
 * RL is ``python -m verl.trainer.main_ppo`` (Hydra config ``ppo_trainer``, V1 trainer). Token-level
   loss is ``actor_rollout_ref.actor.loss_agg_mode=token-mean``; dynamic sampling is
-  ``algorithm.filter_groups`` (the V1 replay buffer refills filtered groups prompt by prompt, with
-  at most ``max_inflight_gen_batches`` train batches in flight; ``max_num_gen_batches`` is recorded
-  but ignored by the V1 trainer); the overlong penalty is the ``dapo`` reward manager with
+  ``algorithm.filter_groups`` (the V1 trainer then fetches prompts one by one and ignores
+  ``max_num_gen_batches``: fgx's ``trainer.v1.sampler.custom_sampler``,
+  :mod:`fgx.engines.verl.replay_buffer`, keeps the generation budget); the overlong penalty is the ``dapo`` reward manager with
   ``+reward.reward_kwargs.overlong_buffer_cfg.*`` (keys verl expects to be added with ``+``).
 * The custom reward is ``reward.custom_reward_function.{path,name}`` (the legacy top-level
   ``custom_reward_function`` is only migrated there).
@@ -40,6 +40,7 @@ PPO_MODULE = "verl.trainer.main_ppo"
 SFT_MODULE = "verl.trainer.sft_trainer"
 MERGE_MODULE = "verl.model_merger"
 SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
+SAMPLER_MODULE = "pkg://fgx.engines.verl.replay_buffer"  # dynamic sampling's replay buffer (verl loads it by name)
 
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
@@ -311,9 +312,15 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
     o += [
         _ov("algorithm.filter_groups.enable", bool(s.dynamic_sampling)),
         _ov("algorithm.filter_groups.metric", v["filter_groups_metric"]),
-        _ov("algorithm.filter_groups.max_num_gen_batches", int(s.max_generation_batches)),
-        _ov("algorithm.filter_groups.max_inflight_gen_batches", max(1, gen_bsz // bsz)),
     ]
+    if s.dynamic_sampling:  # verl's V1 buffer ignores max_num_gen_batches; fgx's keeps the torch engine's budget
+        o += [
+            _ov("trainer.v1.sampler.custom_sampler.path", SAMPLER_MODULE),
+            _ov("trainer.v1.sampler.custom_sampler.name", "BudgetedReplayBuffer"),
+            _ov("+trainer.v1.sampler.sampler_kwargs.metric", v["filter_groups_metric"]),
+            _ov("+trainer.v1.sampler.sampler_kwargs.batch_size", bsz),
+            _ov("+trainer.v1.sampler.sampler_kwargs.max_generation_batches", int(s.max_generation_batches)),
+        ]
     # trainer
     o += [
         _ov("trainer.total_training_steps", int(s.steps)),
@@ -351,6 +358,7 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         except (ValueError, SyntaxError):
             ov[key] = value.strip("'")
     actor, rollout, buffer = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout.", "reward.reward_kwargs."
+    sampler = "trainer.v1.sampler.sampler_kwargs."
     return {
         "steps": ov["trainer.total_training_steps"], "prompts_per_step": ov["data.train_batch_size"],
         "prompts_per_update": ov[actor + "ppo_mini_batch_size"], "updates_per_batch": ov[actor + "ppo_epochs"],
@@ -367,6 +375,7 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         "overlong_buffer": ov[buffer + "overlong_buffer_cfg.len"] if ov[buffer + "overlong_buffer_cfg.enable"] else 0,
         "overlong_penalty_factor": float(ov[buffer + "overlong_buffer_cfg.penalty_factor"]),
         "dynamic_sampling": ov["algorithm.filter_groups.enable"], "filter_metric": ov["algorithm.filter_groups.metric"],
+        "generation_batch": ov.get(sampler + "batch_size"), "max_generation_batches": ov.get(sampler + "max_generation_batches"),
         "temperature": float(ov[rollout + "temperature"]), "top_p": float(ov[rollout + "top_p"]),
         "max_new_tokens": ov["data.max_response_length"], "eval_every": ov["trainer.test_freq"],
         "save_every": ov["trainer.save_freq"],

@@ -269,10 +269,13 @@ METRIC_MAP = {
     "actor/kl_loss": "kl_loss",
     "actor/entropy": "entropy",
     "actor/grad_norm": "grad_norm",
+    "training/filter_groups/num_gen_batches": "num_gen_batches",       # fgx.engines.verl.replay_buffer's
+    "training/filter_groups/num_groups_trained": "num_groups_trained",
 }
 VAL_ACC = re.compile(r"^val-core/(?P<source>.+)/acc/mean@\d+$")
 DEPTH = re.compile(r"depth(\d+)")
-EVICTED = "training/filter_groups/evicted_samples"
+TRAINED = "training/filter_groups/num_groups_trained"
+GEN_BATCHES = "training/filter_groups/num_gen_batches"
 
 
 def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
@@ -316,9 +319,10 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
                 rows.append((step, METRIC_MAP[key], -1, float(value)))
             else:
                 rows.append((step, f"verl:{key}", -1, float(value)))
-        if dynamic_sampling and "critic/score/mean" in data:
-            evicted = float(data.get(EVICTED, 0.0))
-            rows.append((step, "filtered_group_share", -1, evicted / (evicted + batch_size)))
+        if dynamic_sampling and GEN_BATCHES in data:
+            # fgx's replay buffer's counts: 1 - groups trained / groups sampled, as the torch engine's
+            sampled = float(data[GEN_BATCHES]) * batch_size
+            rows.append((step, "filtered_group_share", -1, 1.0 - float(data[TRAINED]) / sampled))
     frame = pd.DataFrame(rows, columns=["step", "metric", "level", "value"])
     return frame.astype({"step": "int64", "metric": "str", "level": "int64", "value": "float64"})
 
