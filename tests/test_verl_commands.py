@@ -64,7 +64,7 @@ def merged_config(*files: str, model_path: str = "/models/Llama-3.1-8B-Instruct"
 
 
 PAPER = merged_config("config.paper.yaml")
-CPU_DEFAULT = merged_config()
+CPU_DEFAULT = {**merged_config(), "engine": "verl"}  # config.yaml's sizes on the verl engine
 
 
 def rl_jobs(cfg):
