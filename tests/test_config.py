@@ -72,9 +72,8 @@ def test_every_key_is_required_so_config_yaml_is_the_one_layer_of_defaults():
         if node.get("$ref"):
             name = node["$ref"].rsplit("/", 1)[1]
             return walk(schema["$defs"][name], where)
-        # data.external: a map of optional entries (split -> file); verl: optional overrides of the verl engine's
-        # machine defaults (commands.VERL_DEFAULTS), every key typed (test below)
-        if props and where not in ("config.data.external", "config.verl") and not where.startswith("config.verl."):
+        # data.external: a map of optional entries (split -> file)
+        if props and where != "config.data.external":
             assert set(node.get("required", [])) == set(props), f"{where}: every key required"
             assert node.get("additionalProperties") is False, f"{where}: unknown keys refused"
             for k, v in props.items():
@@ -170,25 +169,31 @@ def test_readme_change_a_knob_example_changes_exactly_rl_lr(tmp_path):
 
 
 def test_every_verl_key_is_typed_and_a_typo_fails_before_any_job():
-    """The schema's verl: section declares exactly the engine's knobs (VERL_DEFAULTS), so a misspelt key,
-    a retired one or a string where a list belongs stops the run at validation, not on a GPU node."""
+    """config.yaml's verl: section sets every knob the engine reads (fgx.settings.Verl declares them), so a
+    misspelt key, a retired one or a string where a list belongs stops the run at validation, not on a GPU node."""
+    import dataclasses
+
+    from configs import verl_section
+
     from fgx.config import load_schema
-    from fgx.engines.verl.commands import VERL_DEFAULTS
+    from fgx.settings import Verl, VerlSample, VerlSFT
 
     verl = load_schema()["properties"]["verl"]
-    assert verl["additionalProperties"] is False and set(verl["properties"]) == set(VERL_DEFAULTS)
-    nested = [k for k, v in VERL_DEFAULTS.items() if isinstance(v, dict)]
-    assert nested == ["sft", "sample"]
-    for key in nested:
-        assert set(verl["properties"][key]["properties"]) == set(VERL_DEFAULTS[key]), key
     cfg = load("config.yaml")
-    cfg["verl"] = copy.deepcopy(VERL_DEFAULTS)
+    assert verl["additionalProperties"] is False and set(verl["required"]) == set(cfg["verl"])
+    for key, cls in (("sft", VerlSFT), ("sample", VerlSample)):
+        assert set(verl["properties"][key]["required"]) == set(cfg["verl"][key]) == \
+            {f.name for f in dataclasses.fields(cls)}, key
+    assert set(cfg["verl"]) == {f.name for f in dataclasses.fields(Verl)}
     validate_config(cfg)
     bad_values = [({"max_prompt_lenght": 1}, "max_prompt_lenght"), ({"ppo_overrides": "a=b"}, "verl.ppo_overrides"),
                   ({"python": "/usr/bin/python"}, "python"), ({"sample": {"chunk": 8}}, "verl.sample"),
                   ({"attn_implementation": "flash"}, "verl.attn_implementation")]
     for bad, named in bad_values:
-        cfg["verl"] = bad
+        cfg["verl"] = verl_section(**bad)
         with pytest.raises(ConfigError, match=named):
             validate_config(cfg)
     assert len(bad_values) == 5
+    del cfg["verl"]["sample"]["chunk_prompts"]
+    with pytest.raises(ConfigError, match="'chunk_prompts' is a required property"):
+        validate_config(cfg)

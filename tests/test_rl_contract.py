@@ -27,6 +27,8 @@ def _config(paper: bool) -> dict:
 def _both(cfg: dict, run: str = "level2") -> tuple[dict, dict]:
     settings = json.loads(wf.rl_settings(cfg, run))
     torch_side = torch_rl.effective_settings(RL.from_settings(settings))
+    # the same run on the verl engine: its settings carry the config's verl: section
+    settings = json.loads(wf.rl_settings({**cfg, "engine": "verl"}, run))
     overrides = C.ppo_overrides(settings, model_dir="/m", train_files=["/t.parquet"], val_files=["/v.parquet"],
                                 checkpoint_dir="/c", experiment_name="x", reward_path="/r.py", n_gpus_per_node=8)
     return torch_side, C.effective_settings(overrides)

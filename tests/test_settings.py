@@ -1,4 +1,5 @@
-"""Job settings (fgx.settings) against the config schema: one layer of defaults, one set of names."""
+"""The settings declarations (fgx.settings) against the config schema, config.yaml and docs/knobs.md: one
+declaration per key, one layer of defaults, one set of names."""
 
 import dataclasses
 import json
@@ -55,3 +56,67 @@ def test_the_workflow_builds_settings_every_job_reads():
 def test_missing_and_unknown_keys_are_named():
     with pytest.raises(S.SettingsError, match="missing lr, max_length; unknown lrr"):
         S.SFT.from_settings({"engine": "torch", "epochs": 1, "batch_size": 2, "lrr": 1})
+
+
+def test_the_committed_schema_and_key_tables_are_what_the_declarations_generate():
+    """schemas/config.schema.yaml and docs/knobs.md's key tables come from fgx.settings; edit the declarations."""
+    from fgx import knobs
+
+    stale = [str(p.relative_to(ROOT)) for p in knobs.stale()]
+    assert not stale, f"{', '.join(stale)} differ from the declarations in src/fgx/settings.py: run `{knobs.COMMAND}`"
+
+
+def test_every_config_key_is_declared_once_with_a_description():
+    """config.yaml's keys are exactly the declared ones, and every declaration says what its key is."""
+    from fgx import knobs
+
+    def keys(cls, prefix=""):
+        for f, tp in knobs.fields(cls):
+            k = S.knob_of(f)
+            assert k.doc and "\n" not in k.doc, f"{prefix}{f.name}: one line of description"
+            inner = knobs._split_optional(tp)[0]
+            if dataclasses.is_dataclass(inner) and not k.partial:
+                yield from keys(inner, f"{prefix}{f.name}.")
+            else:
+                yield f"{prefix}{f.name}"
+
+    def leaves(d, prefix=""):
+        for k, v in d.items():
+            if isinstance(v, dict) and k != "external":
+                yield from leaves(v, f"{prefix}{k}.")
+            else:
+                yield f"{prefix}{k}"
+
+    declared = list(keys(S.Config))
+    assert len(declared) == len(set(declared)) > 100
+    assert set(declared) == set(leaves(yaml.safe_load((ROOT / "config.yaml").read_text())))
+
+
+def test_machine_knobs_are_declared_with_their_keys():
+    from fgx.engines.verl import commands as C
+
+    assert set(C.MACHINE_KEYS) == {f.name for f in dataclasses.fields(S.Verl) if S.knob_of(f).machine}
+    assert {"gpu_memory_utilization", "ppo_max_token_len_per_gpu", "param_offload"} <= set(C.MACHINE_KEYS)
+    assert "max_prompt_length" not in C.MACHINE_KEYS and "gen_batch_size" not in C.MACHINE_KEYS
+    assert C.MACHINE_SUBKEYS == {"sft": ("micro_batch_size_per_gpu", "max_token_len_per_gpu", "use_dynamic_bsz"),
+                                 "sample": ("gpu_memory_utilization", "enforce_eager")}
+
+
+def test_samples_per_prompt_is_one_reading_of_n_and_group_size():
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    rl = S.RL.from_settings(json.loads(wf.rl_settings(cfg, "level2")))
+    sampling = S.Sampling.from_settings(json.loads(wf.sampling_settings(cfg, "eval", "stage1", "test")))
+    assert rl.samples_per_prompt == cfg["rl"]["group_size"] and sampling.samples_per_prompt == cfg["evaluate"]["n"]
+
+
+def test_a_verl_section_missing_or_adding_a_key_is_named():
+    from configs import verl_section
+
+    S.Verl.from_config(verl_section())
+    v = verl_section(sample={"chunk": 8})
+    del v["val_n"]
+    with pytest.raises(S.SettingsError, match="'verl': missing key\\(s\\) val_n"):
+        S.Verl.from_config(v)
+    v["val_n"] = 1
+    with pytest.raises(S.SettingsError, match="'verl.sample': unknown key\\(s\\) chunk"):
+        S.Verl.from_config(v)

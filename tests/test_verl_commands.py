@@ -26,6 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from configs import verl_section  # noqa: E402
 from fgx import workflow as wf  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
@@ -63,7 +64,7 @@ def merged_config(*files: str, model_path: str = "/models/Llama-3.1-8B-Instruct"
 
 
 PAPER = merged_config("config.paper.yaml")
-CPU_DEFAULT = merged_config()
+CPU_DEFAULT = {**merged_config(), "engine": "verl"}  # config.yaml's sizes on the verl engine
 
 
 def rl_jobs(cfg):
@@ -357,7 +358,7 @@ def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path
             pd.DataFrame(recs).to_parquet(VS.chunk_path(a.out_dir, a.shard, 0))
 
     settings = {"engine": "verl", "device": "cuda", "n": 3, "temperature": 1.0, "max_new_tokens": 32, "seed": 1,
-                "tensor_parallel_size": 2, "verl": {}}
+                "tensor_parallel_size": 2, "verl": verl_section()}
     out = tmp_path / "eval" / "test.parquet"
     work = tmp_path / "work" / "eval" / "test"
     E.VerlEngine(parallel_runner=fake_parallel).sample(str(tmp_path / "model"), _rows(), out, work, settings)

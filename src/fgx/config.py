@@ -75,7 +75,7 @@ def validate_config(config: Mapping[str, Any], source: str = "config",
 def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     """Cross-key rules a JSON schema cannot say readably (the schema has already checked types)."""
     problems = []
-    model, task, data = config.get("model") or {}, config.get("task") or {}, config.get("data") or {}
+    model, task, data = _mapping(config, "model"), _mapping(config, "task"), _mapping(config, "data")
     if model.get("source") == "path" and not model.get("path"):
         problems.append("key 'model.path': required when model.source is 'path'; "
                         "set it to a local Hugging Face model directory")
@@ -85,11 +85,11 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
     for key in ("test_levels", "pretrain_prior_levels", "pretrain_step_levels", "test_train_funcs_levels",
                 "test_full_trace_levels"):
         levels = data.get(key)
-        if isinstance(levels, list) and len(levels) == 2 and levels[0] > levels[1]:
+        if _is_range(levels) and levels[0] > levels[1]:
             problems.append(f"key 'data.{key}': got {levels}; write [min, max] with min <= max")
     for key in ("pretrain_prior_levels", "pretrain_step_levels", "test_full_trace_levels"):
         levels = data.get(key)
-        if isinstance(levels, list) and levels and levels[0] < 2:
+        if _is_range(levels) and levels[0] < 2:
             problems.append(f"key 'data.{key}': got {levels}; these are compositions, so min >= 2")
     shares, prior_levels = data.get("pretrain_prior_level_shares"), data.get("pretrain_prior_levels")
     if isinstance(shares, list) and _is_range(prior_levels) and len(shares) != prior_levels[1] - prior_levels[0] + 1:
@@ -97,7 +97,7 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"key 'data.pretrain_prior_level_shares': got {len(shares)} shares {shares} for depths "
                         f"{prior_levels[0]}..{prior_levels[1]} (data.pretrain_prior_levels); give one per depth, "
                         f"{depths} in all, or null for an even split")
-    many = (config.get("evaluate") or {}).get("many_samples") or {}
+    many = _mapping(_mapping(config, "evaluate"), "many_samples")
     test_levels, many_levels = data.get("test_levels"), many.get("levels")
     if _is_range(test_levels) and _is_range(many_levels) and not (
             test_levels[0] <= many_levels[0] <= many_levels[1] <= test_levels[1]):
@@ -107,12 +107,18 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
             and many["prompts_per_level"] > data["test_per_level"]:
         problems.append(f"key 'evaluate.many_samples.prompts_per_level': got {many['prompts_per_level']}; at most "
                         f"data.test_per_level ({data['test_per_level']}) prompts exist per level")
-    rl = config.get("rl") or {}
+    rl = _mapping(config, "rl")
     if isinstance(rl.get("overlong_buffer"), int) and isinstance(rl.get("max_new_tokens"), int) \
             and rl["overlong_buffer"] >= rl["max_new_tokens"]:
         problems.append(f"key 'rl.overlong_buffer': got {rl['overlong_buffer']}; it must be below rl.max_new_tokens "
                         f"({rl['max_new_tokens']}), or 0 for no overlong penalty")
     return problems
+
+
+def _mapping(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A section, or {} where the value is not a mapping (the schema has named that already)."""
+    value = config.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _is_range(levels: Any) -> bool:

@@ -1,10 +1,14 @@
-"""The settings each DAG job receives, as typed objects both engines read.
+"""Every config key, declared once: its type, allowed values and a one-line description.
 
-A job's settings are JSON built by :mod:`fgx.workflow` from config.yaml: one config section (its keys
-unchanged) plus the runtime keys every job carries (:class:`Runtime`). The dataclasses below name
-their fields exactly as the config keys, have no defaults (config.yaml is the one layer of
-defaults) and refuse a missing or unknown key, naming it. ``tests/test_settings.py`` checks every
-field list against the schema, so a key cannot exist in one and not the other.
+The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
+field's annotation is its type and :func:`knob` its bounds, choices and description; they have no
+defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
+into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
+it writes), so a key cannot exist in one and not the other.
+
+The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.workflow` from
+config.yaml, one config section (its keys unchanged) plus the runtime keys every job carries
+(:class:`Runtime`). ``from_settings`` refuses a missing or unknown key, naming it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,49 @@ from typing import Any, Mapping
 
 
 class SettingsError(ValueError):
-    """A job's settings lack a key, or carry one nothing reads."""
+    """A job's settings lack a key, carry one nothing reads, or hold a value out of range."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """What a config key allows besides its Python type (the field's annotation), and what it is for.
+
+    ``ge``/``le``/``gt``/``lt`` bound a number (or, with ``each``, a list's items: a dict of the same
+    keyword arguments); ``forms`` words a value of several forms (null or a list) the way an error
+    message says what is wanted; ``partial`` makes a mapping's keys optional; ``machine`` marks a verl
+    knob that changes how a job runs, not what it computes (left out of its resume fingerprint)."""
+
+    doc: str
+    choices: tuple | None = None
+    ge: float | None = None
+    le: float | None = None
+    gt: float | None = None
+    lt: float | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+    each: Mapping[str, Any] | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    unique: bool = False
+    forms: str | None = None
+    partial: bool = False
+    machine: bool = False
+
+
+def knob(doc: str, **limits: Any) -> Any:
+    """A settings field declared with :class:`Knob`'s limits and a one-line description (no default)."""
+    if "choices" in limits:
+        limits["choices"] = tuple(limits["choices"])
+    return dataclasses.field(metadata={"knob": Knob(doc, **limits)})
+
+
+def knob_of(field: dataclasses.Field) -> Knob:
+    return field.metadata["knob"]
+
+
+def levels(doc: str) -> Any:
+    """A [min, max] range of expression depths."""
+    return knob(doc, each={"ge": 1, "le": 12}, min_items=2, max_items=2)
 
 
 _TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
@@ -90,27 +136,105 @@ class _Section:
         return _build(cls, settings, cls.__name__, RUNTIME_KEYS)
 
 
+# ----------------------------------------------------------------------------- model, task
+@dataclass(frozen=True)
+class Model:
+    """config ``model``: where the base model comes from."""
+
+    source: str = knob("scratch: pretrain the tiny Llama (rule pretrain_base); path: start from model.path",
+                       choices=["scratch", "path"])
+    path: str | None = knob("a local Hugging Face model directory (model.source: path); nothing is downloaded")
+    tensor_parallel_size: int = knob("verl engine: GPUs per vLLM engine", ge=1)
+
+
+@dataclass(frozen=True)
+class Task:
+    """config ``task``: how problems are written."""
+
+    style: str = knob("compact: chain prompts answered step by step, for the tiny model; paper: upstream's code "
+                      "prompt and JSON answer, for an LLM", choices=["compact", "paper"])
+    max_value_len: int | None = knob("longest string any problem may produce along the way (null: no cap, as "
+                                     "upstream)", ge=3)
+
+
+# ----------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class External:
+    """config ``data.external``: split -> an existing parquet file used instead of generating it."""
+
+    stage1: str | None = knob("upstream-format parquet file for the Stage-1 split")
+    level1: str | None = knob("upstream-format parquet file for the level1 train split")
+    level2: str | None = knob("upstream-format parquet file for the level2 train split")
+    level1to2: str | None = knob("upstream-format parquet file for the level1to2 train split")
+    test: str | None = knob("upstream-format parquet file for the test split")
+    val: str | None = knob("upstream-format parquet file for the validation split")
+
+
+@dataclass(frozen=True)
+class Data:
+    """config ``data``: the problem sets, written to results/data/strings/."""
+
+    pretrain_problems: int = knob("Level-1 problems of all 25 functions with their traces (model.source: "
+                                  "scratch)", ge=1)
+    pretrain_prior_problems: int = knob("nested traces with one of the 25 among builtin methods and helpers: the "
+                                        "stand-in for an LLM's skill of evaluating nested code", ge=0)
+    pretrain_prior_levels: list[int] = levels("[min, max] depth of those traces, min ≥ 2 (never two of the 25 "
+                                              "composed)")
+    pretrain_prior_level_shares: list[int] | None = knob(
+        "traces per depth of pretrain_prior_levels in proportion (null: evenly)", each={"ge": 1}, min_items=1,
+        forms="null (evenly) or one positive integer per depth of pretrain_prior_levels, e.g. [3, 3, 1, 1]")
+    pretrain_step_problems: int = knob("compositions of the 25 answered with their first step only (0: none)", ge=0)
+    pretrain_step_levels: list[int] = levels("[min, max] depth of those compositions, min ≥ 2")
+    pretrain_step_unmarked: float = knob("share of them written without the '>' mark, so the base answers a "
+                                         "composition after its first call", ge=0, le=1)
+    stage1_problems: int = knob("Stage-1 RFT prompts: Level 1, all 25 functions", ge=1)
+    stage2_train_problems: int = knob("problems per Stage-2 train split (level1, level2, level1to2), train "
+                                      "functions only", ge=1)
+    test_per_level: int = knob("held-out test prompts per level (eval functions)", ge=1)
+    val_per_level: int = knob("held-out prompts per level logged during RL", ge=1)
+    test_levels: list[int] = levels("[min, max] depth of the test and validation sets")
+    test_train_funcs_per_level: int = knob("a second test set: new compositions of the train functions (0: none)",
+                                           ge=0)
+    test_train_funcs_levels: list[int] = levels("[min, max] depth of that set")
+    test_full_trace_per_level: int = knob("a third test set: held-out prompts only a full trace solves (0: none)",
+                                          ge=0)
+    test_full_trace_levels: list[int] = levels("[min, max] depth of that set, min ≥ 2")
+    rft_chunks: int = knob("iterative-RFT baseline: iterations, one fresh Level-2 chunk each", ge=1)
+    rft_chunk_problems: int = knob("problems per chunk", ge=1)
+    external: External = knob("split -> an existing parquet file of verl rows used instead of generating that "
+                              "split (checked against the task contract before any job)", partial=True)
+
+
+# ----------------------------------------------------------------------------- base model
 @dataclass(frozen=True)
 class ModelShape:
     """config ``base.model``: the tiny Llama's architecture (Hugging Face names)."""
 
-    hidden_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    intermediate_size: int
-    max_position_embeddings: int
+    hidden_size: int = knob("width of the residual stream", ge=1)
+    num_hidden_layers: int = knob("transformer blocks", ge=1)
+    num_attention_heads: int = knob("query heads", ge=1)
+    num_key_value_heads: int = knob("key/value heads (grouped-query attention)", ge=1)
+    intermediate_size: int = knob("width of the MLP", ge=1)
+    max_position_embeddings: int = knob("longest sequence in tokens", ge=1)
 
 
 @dataclass(frozen=True)
 class PretrainTrain:
-    """config ``base.train``."""
+    """config ``base.train``: pretraining's schedule."""
 
-    steps: int
-    batch_size: int
-    lr: float
-    warmup_steps: int
-    weight_decay: float
+    steps: int = knob("optimizer steps; cosine decay to a tenth of lr after the warm-up", ge=1)
+    batch_size: int = knob("sequences per step", ge=1)
+    lr: float = knob("peak learning rate", gt=0)
+    warmup_steps: int = knob("linear warm-up steps", ge=0)
+    weight_decay: float = knob("AdamW weight decay", ge=0)
+
+
+@dataclass(frozen=True)
+class Base:
+    """config ``base``: the tiny Llama (model.source: scratch)."""
+
+    model: ModelShape = knob("its architecture")
+    train: PretrainTrain = knob("its pretraining")
 
 
 @dataclass(frozen=True)
@@ -127,46 +251,278 @@ class Pretrain:
                    train=_build(PretrainTrain, settings["train"], "pretraining (base.train)"))
 
 
+# ----------------------------------------------------------------------------- sampling, RFT
+# n (sampling), rl.group_size and verl's --n are one concept: responses sampled per prompt. The keys
+# keep their names (a renamed key would rerun every RL job); code reads it as ``samples_per_prompt``.
+SAMPLES_PER_PROMPT = "samples per prompt (the concept rl.group_size names in RL)"
+
+
 @dataclass(frozen=True)
 class Sampling(_Section):
     """``stage1.rollout``, ``rft_baseline.rollout``, ``evaluate`` (its sampling keys) and
     ``countdown.evaluate``: samples per prompt at a temperature, up to a token budget."""
 
-    n: int
-    temperature: float
-    max_new_tokens: int
+    n: int = knob(SAMPLES_PER_PROMPT, ge=1)
+    temperature: float = knob("sampling temperature", gt=0, le=10)
+    max_new_tokens: int = knob("response tokens at most", ge=1)
+
+    @property
+    def samples_per_prompt(self) -> int:
+        return self.n
+
+
+@dataclass(frozen=True)
+class Filter:
+    """``stage1.filter``, ``rft_baseline.filter``: which correct responses RFT keeps."""
+
+    drop_all_solved: bool = knob("drop prompts every sample solves (upstream's option)")
+    max_per_prompt: int = knob("distinct correct responses kept per prompt", ge=1)
 
 
 @dataclass(frozen=True)
 class SFT(_Section):
     """``stage1.sft``, ``rft_baseline.sft``, ``countdown.sft``: supervised fine-tuning on responses."""
 
-    epochs: int
-    batch_size: int
-    lr: float
-    max_length: int
+    epochs: int = knob("passes over the data", ge=1)
+    batch_size: int = knob("sequences per step", ge=1)
+    lr: float = knob("learning rate", gt=0)
+    max_length: int = knob("prompt + response tokens (longer examples are cut)", ge=1)
+
+
+@dataclass(frozen=True)
+class RFTStage:
+    """``stage1`` and ``rft_baseline``: rejection fine-tuning (sample, keep the correct, fine-tune)."""
+
+    rollout: Sampling = knob("sampling of the responses")
+    filter: Filter = knob("which correct responses are kept")
+    sft: SFT = knob("fine-tuning on them")
+
+
+# ----------------------------------------------------------------------------- RL
+RL_RUNS = ("level1", "level2", "level1to2")
 
 
 @dataclass(frozen=True)
 class RL(_Section):
     """config ``rl`` (without ``runs``, which the DAG plans): one RL run of either engine."""
 
-    algorithm: str
-    reward: str
-    steps: int
-    batch_size: int
-    group_size: int
-    lr: float
-    kl_coef: float
-    entropy_coef: float
-    loss_agg_mode: str
-    dynamic_sampling: bool
-    max_generation_batches: int
-    temperature: float
-    max_new_tokens: int
-    overlong_buffer: int
-    eval_every: int
-    save_every: int
+    algorithm: str = knob("grpo: group-normalised advantages | reinforce: group-mean baseline, no std",
+                          choices=["grpo", "reinforce"])
+    reward: str = knob("acc: 1 correct, 0 otherwise | score: compute_score's 1 / 0 / -1 (unparsable)",
+                       choices=["acc", "score"])
+    steps: int = knob("RL steps (a longer run resumes a shorter one's last checkpoint, torch)", ge=1)
+    batch_size: int = knob("prompts per step, after dynamic sampling; one on-policy update per step", ge=1)
+    group_size: int = knob("rollouts per prompt: samples per prompt (the concept n names in sampling, verl's "
+                           "--n)", ge=2)
+    lr: float = knob("constant learning rate", gt=0)
+    kl_coef: float = knob("low-variance KL to the starting model (0: none, as the paper)", ge=0)
+    entropy_coef: float = knob("entropy bonus", ge=0)
+    loss_agg_mode: str = knob("how token losses are averaged",
+                              choices=["token-mean", "seq-mean-token-sum", "seq-mean-token-mean"])
+    dynamic_sampling: bool = knob("drop groups whose rewards are all equal, sample more")
+    max_generation_batches: int = knob("generation batches per step at most when filling a batch", ge=1)
+    temperature: float = knob("sampling temperature", gt=0, le=10)
+    max_new_tokens: int = knob("response tokens at most", ge=1)
+    overlong_buffer: int = knob("DAPO overlong penalty over the last N tokens, N below max_new_tokens (0: off)", ge=0)
+    eval_every: int = knob("steps between held-out evaluations (metrics.parquet)", ge=1)
+    save_every: int = knob("steps between resumable checkpoints (results/rl/<run>/work/)", ge=1)
+
+    @property
+    def samples_per_prompt(self) -> int:
+        return self.group_size
+
+
+@dataclass(frozen=True)
+class RLConfig(RL):
+    """config ``rl``: the RL settings and the runs the DAG plans."""
+
+    runs: list[str] = knob("the Stage-2 train splits trained on, one RL run each", each={"choices": RL_RUNS},
+                           unique=True)
+
+
+# ----------------------------------------------------------------------------- evaluate
+MODEL_PATTERN = "^(stage1|rl_(level1|level2|level1to2))$"
+
+
+@dataclass(frozen=True)
+class ManySamples:
+    """config ``evaluate.many_samples``: pass@k to large k, many samples on a few test prompts."""
+
+    n: int = knob(SAMPLES_PER_PROMPT, ge=1)
+    prompts_per_level: int = knob("the first prompts of each level of the test set (0: no subset)", ge=0)
+    levels: list[int] = levels("[min, max] test level")
+    models: list[str] = knob("the models sampled on the subset", each={"pattern": MODEL_PATTERN}, unique=True)
+
+
+@dataclass(frozen=True)
+class Evaluate(Sampling):
+    """config ``evaluate``: every model on the held-out test set."""
+
+    bootstrap: int = knob("bootstrap resamples over prompts for every interval", ge=1)
+    ci: float = knob("level of every interval", gt=0, lt=1)
+    many_samples: ManySamples = knob("pass@k to large k on a subset of the test set")
+
+
+# ----------------------------------------------------------------------------- countdown
+@dataclass(frozen=True)
+class Countdown:
+    """config ``countdown``: the transfer to Countdown, never trained with RL."""
+
+    enabled: bool = knob("false: no Countdown models, evaluations or figure")
+    train_problems: int = knob("2-number problems with step traces: the atomic skill of the Multi-Base", ge=1)
+    trace: str = knob("their traces: target (the winning step) | search (every step tried up to it)",
+                      choices=["target", "search"])
+    max_value: int = knob("numbers are drawn from 1..max_value in every Countdown set", ge=2)
+    train_repeats: int = knob("times each Countdown example appears in one Multi-Base SFT epoch", ge=0)
+    string_repeats: int = knob("times each Stage-1 string example appears (keeps the string skill)", ge=0)
+    test_problems: int = knob("prompts per number count (and the held-out 2-number check)", ge=1)
+    test_numbers: list[int] = knob("number counts with a test set", each={"ge": 3, "le": 6}, min_items=1,
+                                   unique=True)
+    rl_runs: list[str] = knob("string-task RL runs (rl: settings) started from the Multi-Base",
+                              each={"choices": RL_RUNS}, unique=True)
+    rl_steps: int = knob("their RL steps", ge=1)
+    sft: SFT = knob("the Multi-Base's fine-tuning")
+    evaluate: Sampling = knob("Avg@n sampling of every Countdown evaluation")
+
+
+# ----------------------------------------------------------------------------- figures, compute
+@dataclass(frozen=True)
+class Figures:
+    """config ``figures``: plot settings (a change reruns only the figure that reads it)."""
+
+    passk_models: list[str] = knob("models whose pass@k curves figures/passk_level_curve draws (RL runs not in "
+                                   "rl.runs are left out)", each={"pattern": MODEL_PATTERN}, min_items=1,
+                                   unique=True)
+    passk_ks: list[int] = knob("the k's of passk_level_curve", each={"ge": 1}, min_items=1)
+    passk_levels: list[int] = knob("the levels of passk_level_curve", each={"ge": 1}, min_items=1)
+    failure_level: int = knob("test level whose answers figures/failure_modes classifies", ge=1)
+
+
+@dataclass(frozen=True)
+class Compute:
+    """config ``compute``."""
+
+    torch_threads: int = knob("threads per heavy torch job (Snakemake's threads:; profiles may set a rule's own)",
+                              ge=1)
+
+
+# ----------------------------------------------------------------------------- verl
+@dataclass(frozen=True)
+class VerlSFT:
+    """config ``verl.sft``: verl's SFT trainer."""
+
+    truncation: str = knob("what verl does with an example longer than max_length", choices=["right", "left", "error"])
+    micro_batch_size_per_gpu: int = knob("micro-batch per GPU", ge=1, machine=True)
+    max_token_len_per_gpu: int = knob("token budget per GPU (dynamic batch size)", ge=1, machine=True)
+    use_dynamic_bsz: bool = knob("pack micro-batches by token budget", machine=True)
+    warmup_steps_ratio: float = knob("share of the steps spent warming up the lr", ge=0, le=1)
+    overrides: list[str] = knob("extra Hydra overrides of verl's sft_trainer, appended verbatim")
+
+
+@dataclass(frozen=True)
+class VerlSample:
+    """config ``verl.sample``: vLLM sampling shards."""
+
+    gpu_memory_utilization: float = knob("vLLM's share of GPU memory", gt=0, le=1, machine=True)
+    max_model_len: int | None = knob("vLLM's context (null: verl.max_prompt_length + max_new_tokens)", ge=1)
+    chunk_prompts: int = knob("prompts per resumable chunk file", ge=1)
+    enforce_eager: bool = knob("vLLM without CUDA graphs", machine=True)
+
+
+@dataclass(frozen=True)
+class Verl:
+    """config ``verl``: the verl engine's machine knobs (the science keys are the sections above)."""
+
+    n_gpus_per_node: int = knob("GPUs per node, used only when the job cannot count its GPUs", ge=1, machine=True)
+    max_prompt_length: int = knob("prompt tokens (longer prompts are dropped from RL data)", ge=1)
+    gpu_memory_utilization: float = knob("vLLM's share of GPU memory during RL rollouts", gt=0, le=1, machine=True)
+    enforce_eager: bool = knob("vLLM without CUDA graphs during RL", machine=True)
+    attn_implementation: str = knob("training attention: flash_attention_2 (packed sequences) | sdpa (padded "
+                                    "batches, no flash-attn)", choices=["flash_attention_2", "sdpa"])
+    ppo_max_token_len_per_gpu: int = knob("actor update token budget per GPU (dynamic batch size)", ge=1,
+                                          machine=True)
+    log_prob_max_token_len_per_gpu: int = knob("log-prob recompute token budget per GPU", ge=1, machine=True)
+    param_offload: bool = knob("FSDP parameter offload (actor, ref)", machine=True)
+    optimizer_offload: bool = knob("FSDP optimizer-state offload", machine=True)
+    gen_batch_size: int | None = knob("prompts per generation batch under dynamic sampling (null: 2 x "
+                                      "rl.batch_size)", ge=1)
+    filter_groups_metric: str = knob("dynamic sampling's group metric: reward = score + overlong penalty "
+                                     "(upstream's seq_reward)", min_length=1)
+    overlong_penalty_factor: float = knob("DAPO overlong penalty at the last token", ge=0)
+    val_temperature: float = knob("held-out accuracy during RL: sampling temperature (0: greedy)", ge=0)
+    val_n: int = knob("held-out accuracy during RL: samples per prompt", ge=1)
+    max_actor_ckpt_to_keep: int = knob("resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)", ge=1,
+                                       machine=True)
+    logger: list[str] = knob("verl's loggers (file: per-step JSON lines -> metrics.parquet; tensorboard: event "
+                             "files in the RL work dir)", each={"min_length": 1}, machine=True)
+    project_name: str = knob("verl's project name (logs)", min_length=1, machine=True)
+    ppo_overrides: list[str] = knob("extra Hydra overrides of verl's main_ppo, appended verbatim")
+    cpu_kv_cache_gb: int = knob("vLLM's KV cache on a CPU (VLLM_CPU_KVCACHE_SPACE), when no GPU is visible", ge=1,
+                                machine=True)
+    sft: VerlSFT = knob("verl's SFT trainer")
+    sample: VerlSample = knob("vLLM sampling")
+
+    @classmethod
+    def from_config(cls, verl: Mapping[str, Any]) -> "Verl":
+        """The ``verl:`` section as a job receives it (``settings["verl"]``): config.yaml gives every key
+        and the schema checks them; a hand-made dict that lacks one, or has one more, is refused here."""
+        v = dict(verl or {})
+        _require_keys(cls, v, "verl")
+        for name, sub in (("sft", VerlSFT), ("sample", VerlSample)):
+            _require_keys(sub, v[name] if isinstance(v[name], Mapping) else {}, f"verl.{name}")
+        return cls(**{**v, "sft": VerlSFT(**v["sft"]), "sample": VerlSample(**v["sample"])})
+
+
+def _require_keys(cls, given: Mapping[str, Any], where: str) -> None:
+    names = [f.name for f in dataclasses.fields(cls)]
+    missing, unknown = [n for n in names if n not in given], sorted(set(given) - set(names))
+    if missing or unknown:
+        parts = ([f"unknown key(s) {', '.join(unknown)}"] if unknown else []) + \
+                ([f"missing key(s) {', '.join(missing)}"] if missing else [])
+        raise SettingsError(f"config key {where!r}: {'; '.join(parts)}; known: {', '.join(sorted(names))} "
+                            "(config.yaml's verl: section sets every one)")
+
+
+def machine_keys(cls=Verl) -> dict[str, Any]:
+    """The keys declared ``machine=True``: {key: True} and {section: {key: True}} for nested sections."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(_type_of(cls, f)):
+            out[f.name] = machine_keys(_type_of(cls, f))
+        elif knob_of(f).machine:
+            out[f.name] = True
+    return out
+
+
+# ----------------------------------------------------------------------------- the whole file
+@dataclass(frozen=True)
+class Config:
+    """config.yaml: every section, every key required."""
+
+    engine: str = knob("torch: embedded, a CPU or one GPU | verl: the paper's verl + vLLM stack on GPUs",
+                       choices=["torch", "verl"])
+    seed: int = knob("master seed; every job derives its own seed from it and its name", ge=0)
+    device: str = knob("torch engine: auto (a GPU when one is visible, else the CPU) | cpu | cuda",
+                       choices=["cpu", "cuda", "auto"])
+    model: Model = knob("the base model")
+    task: Task = knob("the task's format")
+    data: Data = knob("problem sets")
+    base: Base = knob("the tiny Llama (model.source: scratch)")
+    stage1: RFTStage = knob("Stage 1: rejection fine-tuning on Level-1 problems (paper Section 3.2)")
+    rl: RLConfig = knob("Stage 2: RL with outcome reward only, one run per train split (paper Fig. 2)")
+    rft_baseline: RFTStage = knob("Stage-2 baseline: iterative RFT on the same kind of Level-2 data (paper Fig. 3)")
+    evaluate: Evaluate = knob("every model on the held-out test set (paper Fig. 5)")
+    countdown: Countdown = knob("transfer to Countdown (paper Section 4.3, Table 1)")
+    figures: Figures = knob("plot settings")
+    compute: Compute = knob("threads")
+    verl: Verl = knob("the verl engine's machine knobs")
+
+
+def _type_of(cls, field: dataclasses.Field):
+    """A field's annotation resolved (this module uses postponed annotations)."""
+    import typing
+
+    return typing.get_type_hints(cls)[field.name]
 
 
 # which config section each job dataclass mirrors (tests/test_settings.py compares them with the schema)

@@ -7,8 +7,8 @@ a misspelt or stale key fails CI instead of hour 3 of a GPU job.
 
 Settings (the JSON each job receives, see fgx.workflow) carry the science keys (``lr``,
 ``group_size``, ``max_new_tokens`` ...) and the config's ``verl:`` section under ``settings["verl"]``
-(machine knobs: token budgets, offloading, memory fractions; see config.paper.yaml). Defaults for
-every ``verl:`` knob live in :data:`VERL_DEFAULTS`.
+(machine knobs: token budgets, offloading, memory fractions), every key of it: config.yaml sets them
+all, :class:`fgx.settings.Verl` declares them.
 
 verl 0.9 facts these builders rely on (checked against verl 0.9.1's yaml files by the tests):
 
@@ -34,6 +34,8 @@ import copy
 import re
 from typing import Any, Mapping, Sequence
 
+from fgx.settings import SettingsError, Verl, machine_keys
+
 PPO_CONFIG = "ppo_trainer"
 SFT_CONFIG = "sft_trainer_engine"
 PPO_MODULE = "verl.trainer.main_ppo"
@@ -50,54 +52,14 @@ WEIGHT_DECAY = 0.01
 BETAS = (0.9, 0.999)
 GRAD_CLIP = 1.0
 
-VERL_DEFAULTS: dict[str, Any] = {
-    "n_gpus_per_node": 8,            # used only when the job cannot count its GPUs
-    "max_prompt_length": 1024,       # prompt tokens (longer prompts are dropped from RL data)
-    "gpu_memory_utilization": 0.8,   # vLLM's share of GPU memory during RL rollouts
-    "enforce_eager": False,          # vLLM without CUDA graphs
-    "attn_implementation": "flash_attention_2",  # training attention; "sdpa" runs without flash-attn (slower:
-                                                 # padded batches, since packing needs flash attention)
-    "ppo_max_token_len_per_gpu": 17408,       # actor update token budget per GPU (dynamic bsz)
-    "log_prob_max_token_len_per_gpu": 34816,  # log-prob recompute token budget per GPU
-    "param_offload": True,           # FSDP parameter offload (actor, ref)
-    "optimizer_offload": True,       # FSDP optimizer-state offload
-    "gen_batch_size": None,          # prompts per generation batch (dynamic sampling); None = 2 x batch
-    "filter_groups_metric": "reward",  # group filter: "reward" = score + overlong penalty (upstream's seq_reward)
-    "overlong_penalty_factor": 1.0,  # DAPO overlong penalty at the last token
-    "val_temperature": 0.0,          # held-out accuracy during RL: 0 = greedy
-    "val_n": 1,
-    "max_actor_ckpt_to_keep": 1,     # resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)
-    "logger": ["console", "file", "tensorboard"],  # tensorboard: event files in the RL work dir
-    "project_name": "fgx",
-    "ppo_overrides": [],             # extra Hydra overrides appended verbatim (checked by the tests)
-    "sft": {
-        "truncation": "right",
-        "micro_batch_size_per_gpu": 1,
-        "max_token_len_per_gpu": 18432,
-        "use_dynamic_bsz": True,
-        "warmup_steps_ratio": 0.0,
-        "overrides": [],
-    },
-    "cpu_kv_cache_gb": 1,            # vLLM's KV cache on a CPU (VLLM_CPU_KVCACHE_SPACE), when no GPU is visible
-    "sample": {
-        "gpu_memory_utilization": 0.9,
-        "max_model_len": None,       # None = verl.max_prompt_length + max_new_tokens
-        "chunk_prompts": 256,        # prompts per resumable chunk file
-        "enforce_eager": False,
-    },
-}
-
-
 # verl knobs that change how a job runs (memory, token budgets per micro-batch, kernels' shapes,
-# bookkeeping), not what it computes: left out of a job's resume fingerprint, so that fixing an
-# out-of-memory setting resumes days of checkpoints instead of starting again. Every other knob
-# (prompt length filter, generation batch, filter metric, penalty, validation sampling, chunking,
-# extra overrides) and the world size are in it.
-MACHINE_KEYS = ("n_gpus_per_node", "gpu_memory_utilization", "enforce_eager", "ppo_max_token_len_per_gpu",
-                "log_prob_max_token_len_per_gpu", "param_offload", "optimizer_offload", "max_actor_ckpt_to_keep",
-                "logger", "project_name", "cpu_kv_cache_gb")
-MACHINE_SUBKEYS = {"sft": ("micro_batch_size_per_gpu", "max_token_len_per_gpu", "use_dynamic_bsz"),
-                   "sample": ("gpu_memory_utilization", "enforce_eager")}
+# bookkeeping), not what it computes: declared ``machine=True`` in fgx.settings and left out of a job's
+# resume fingerprint, so that fixing an out-of-memory setting resumes days of checkpoints instead of
+# starting again. Every other knob (prompt length filter, generation batch, filter metric, penalty,
+# validation sampling, chunking, extra overrides) and the world size are in it.
+_MACHINE = machine_keys(Verl)
+MACHINE_KEYS = tuple(k for k, v in _MACHINE.items() if v is True)
+MACHINE_SUBKEYS = {k: tuple(v) for k, v in _MACHINE.items() if isinstance(v, dict)}
 
 
 def result_settings(settings: Mapping) -> dict:
@@ -109,28 +71,12 @@ def result_settings(settings: Mapping) -> dict:
     return {**settings, "verl": kept}
 
 
-class SettingsError(ValueError):
-    """A setting the verl engine needs is missing or out of range."""
-
-
 def verl_settings(settings: Mapping) -> dict:
-    """``settings["verl"]`` merged over :data:`VERL_DEFAULTS` (nested dicts merged one level)."""
-    user = dict(settings.get("verl") or {})
-    merged = copy.deepcopy(VERL_DEFAULTS)
-    unknown = sorted(set(user) - set(merged))
-    if unknown:
-        raise SettingsError(f"config key 'verl': unknown key(s) {', '.join(unknown)}; "
-                            f"known: {', '.join(sorted(merged))}")
-    for key, value in user.items():
-        if isinstance(merged.get(key), dict) and isinstance(value, Mapping):
-            bad = sorted(set(value) - set(merged[key]))
-            if bad:
-                raise SettingsError(f"config key 'verl.{key}': unknown key(s) {', '.join(bad)}; "
-                                    f"known: {', '.join(sorted(merged[key]))}")
-            merged[key].update(value)
-        else:
-            merged[key] = value
-    return merged
+    """``settings["verl"]``, refused naming the key when one is missing or unknown (config.yaml gives
+    every key; a hand-made settings dict may not)."""
+    v = settings.get("verl") or {}
+    Verl.from_config(v)
+    return copy.deepcopy(dict(v))
 
 
 # ----------------------------------------------------------------------------- Hydra values
@@ -229,7 +175,8 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
     if s.algorithm not in ADV_ESTIMATORS:
         raise SettingsError(f"rl.algorithm {s.algorithm!r}: the verl engine knows {', '.join(ADV_ESTIMATORS)}")
     estimator, norm_by_std = ADV_ESTIMATORS[s.algorithm]
-    bsz, n, max_new, kl, tp = s.batch_size, s.group_size, s.max_new_tokens, float(s.kl_coef), rt.tensor_parallel_size
+    bsz, n, max_new, kl = s.batch_size, s.samples_per_prompt, s.max_new_tokens, float(s.kl_coef)
+    tp = rt.tensor_parallel_size
     gen_bsz = int(v["gen_batch_size"] or 2 * bsz)
     o = [
         _ov("algorithm.adv_estimator", estimator),
@@ -453,7 +400,7 @@ def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_di
     argv = [python, "-m", SAMPLE_MODULE,
             "--model", str(model_dir), "--data", str(data_path), "--out-dir", str(out_dir),
             "--shard", str(shard), "--num-shards", str(num_shards),
-            "--n", str(int(job.n)),
+            "--n", str(int(job.samples_per_prompt)),
             "--temperature", repr(float(job.temperature)),
             "--max-tokens", str(int(job.max_new_tokens)),
             "--seed", str(rt.seed),
