@@ -34,6 +34,8 @@ import copy
 import re
 from typing import Any, Mapping, Sequence
 
+from fgx.algos import optimizer
+
 PPO_CONFIG = "ppo_trainer"
 SFT_CONFIG = "sft_trainer_engine"
 PPO_MODULE = "verl.trainer.main_ppo"
@@ -44,10 +46,8 @@ SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
 ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
-# the actor's optimizer, as the torch engine's RL (fgx.engines.torch.rl): AdamW, constant lr, clipped gradients
-WEIGHT_DECAY = 0.01
-BETAS = (0.9, 0.999)
-GRAD_CLIP = 1.0
+# the actor's optimizer: the torch engine's RL one (fgx.algos.optimizer), AdamW at a constant lr
+WEIGHT_DECAY, BETAS, GRAD_CLIP = optimizer.RL_WEIGHT_DECAY, optimizer.RL_BETAS, optimizer.GRAD_CLIP
 
 VERL_DEFAULTS: dict[str, Any] = {
     "n_gpus_per_node": 8,            # used only when the job cannot count its GPUs
