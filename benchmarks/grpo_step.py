@@ -42,6 +42,7 @@ def main(argv=None):
     import pandas as pd
     import torch
 
+    from fgx.algos.optimizer import RL_BETAS, RL_WEIGHT_DECAY
     from fgx.engines.prompts import encode_prompts, prompt_texts
     from fgx.engines.torch import rl as R
     from fgx.engines.torch.model import build_model, n_params, save_checkpoint
@@ -76,7 +77,7 @@ def main(argv=None):
            dynamic_sampling=False, max_generation_batches=1, temperature=1.0, max_new_tokens=args.max_new_tokens,
            overlong_buffer=0, eval_every=1, save_every=1)
     ids = encode_prompts(tok, prompt_texts(tok, rows, "toy"))
-    opt = adamw(model, lr, R.WEIGHT_DECAY, R.BETAS)
+    opt = adamw(model, lr, RL_WEIGHT_DECAY, RL_BETAS)
     stream = R.PromptStream(len(rows), 0)
     pad = tok.pad_token_id
     times, gens, fgx_len = [], [], []

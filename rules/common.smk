@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-# fgx importable here without installing (scripts/ add src/ to their own path the same way)
+# fgx importable here without installing (jobs get src/ on PYTHONPATH from the shell prefix below)
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
 
@@ -19,7 +19,11 @@ os.environ["PATH"] = os.pathsep.join(
     [str(Path(workflow.basedir) / "scripts"), str(Path(sys.executable).parent), os.environ["PATH"]])
 
 from fgx import workflow as wf
+from fgx.cli import job_shell_prefix
 from fgx.config import validate_config
+
+# every job's scripts import this checkout's src/ (PYTHONPATH in the command: conda jobs drop the variable)
+shell.prefix(job_shell_prefix(workflow.basedir))
 
 
 validate_config(config, source="the merged --configfile/config.yaml",

@@ -2,14 +2,11 @@
 """Keep correct rollouts as supervised fine-tuning data (the 'rejection' in RFT)."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--rollouts", required=True, help="rollout parquet from scripts/sample.py")
     p.add_argument("--out", required=True, help="output parquet: prompt rows + response")

@@ -2,12 +2,9 @@
 """Generate a string-task problem set (the CLI of fgx.tasks.strings generate)."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     from fgx.tasks.strings.cli import main as strings_main
 
     return strings_main(["generate", *(sys.argv[1:] if argv is None else argv)])

@@ -2,14 +2,11 @@
 """Per-level accuracy and unbiased pass@k with bootstrap CIs from an evaluation parquet."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--samples", required=True, help="evaluation parquet from scripts/sample.py")
     p.add_argument("--model", required=True, help="model name written into the table")

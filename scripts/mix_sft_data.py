@@ -2,14 +2,11 @@
 """Merge SFT data sets (filtered rollouts and/or reference solutions) into one parquet."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--inputs", nargs="+", required=True,
                    help="parquet files: filtered rollouts (with 'response') or compact problems (extra_info.solution)")

@@ -2,14 +2,11 @@
 """Draw one paper figure: a PDF, a PNG and the CSV of exactly the plotted numbers."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("figure", help="figure name, e.g. passk_level_curve")
     p.add_argument("--inputs", nargs="+", required=True, help="artifacts the figure reads")

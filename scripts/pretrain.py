@@ -2,14 +2,11 @@
 """Pretrain the tiny base model from scratch on problems with their reference traces."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run_job
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--data", nargs="+", required=True, help="parquet files of problems with extra_info.solution")
     p.add_argument("--out", required=True, help="output Hugging Face model directory")

@@ -4,12 +4,10 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
-
 from fgx.cli import parser, run
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--inputs", nargs="+", required=True,
                    help="evaluation parquets results/eval/{model}/{split}.parquet (model = parent directory)")

@@ -2,14 +2,11 @@
 """Supervised fine-tuning on filtered responses (loss on response tokens only)."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # run from a checkout
 
 from fgx.cli import parser, run_job
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--model", required=True, help="initial Hugging Face model directory")
     p.add_argument("--data", required=True, help="parquet of prompt rows + response")

@@ -1,4 +1,12 @@
+import os
+from pathlib import Path
+
 import pytest
+
+# the tests and every script they run import this checkout's fgx (pyproject's pythonpath = src for
+# the tests; the scripts get it as the rules give it to jobs: src/ on PYTHONPATH)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(__file__).resolve().parents[1] / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 from fgx.engines.torch.model import build_model, save_checkpoint
 from fgx.engines.torch.tokenizer import build_char_tokenizer

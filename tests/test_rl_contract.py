@@ -69,3 +69,25 @@ def test_one_reward_function_for_both_engines():
             assert verl_reward(ds, response, gt, reward=kind)["score"] == reward(result, kind)
     assert reward(compute_score(ds, "no answer", gt), "score") == -1.0
     assert reward(compute_score(ds, "no answer", gt), "acc") == 0.0
+
+
+def test_both_engines_take_the_optimizer_constants_from_one_module():
+    """AdamW's weight decay and betas and the gradient clip are written once, in fgx.algos.optimizer."""
+    import ast
+
+    from fgx.algos import optimizer
+
+    torch_side, verl_side = _both(_config(False))
+    for side in (torch_side, verl_side):
+        assert (side["weight_decay"], tuple(side["betas"]), side["grad_clip"]) == (
+            optimizer.RL_WEIGHT_DECAY, optimizer.RL_BETAS, optimizer.GRAD_CLIP)
+    home = ROOT / "src/fgx/algos/optimizer.py"
+    written = {}
+    for path in sorted((ROOT / "src/fgx").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+            if (isinstance(node, ast.Assign) and any(n.endswith(("WEIGHT_DECAY", "BETAS", "GRAD_CLIP")) for n in names)
+                    and any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(node.value))):
+                written.setdefault(str(path.relative_to(ROOT)), []).extend(names)
+    assert written.pop(str(home.relative_to(ROOT))) == ["GRAD_CLIP", "RL_WEIGHT_DECAY", "RL_BETAS", "SUPERVISED_BETAS"]
+    assert written == {}, f"an optimizer constant written outside fgx.algos.optimizer: {written}"

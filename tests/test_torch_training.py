@@ -155,16 +155,21 @@ def test_reinforce_with_a_kl_to_the_starting_model(base_dir):
     assert m[m.metric == "reward"]["value"].min() < 0
 
 
-def test_rl_resume_reaches_same_result(base_dir):
+def _rl_full_and_stopped(base_dir, work):
+    """A 4-step RL run to its end (``full``) and the same run stopped after step 3 (``part``, its
+    checkpoints in ``work``); returns the call that reruns the stopped one."""
     eng = get_engine("torch")
     s = rl_settings(steps=4, save_every=2, eval_every=2)
     args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
     eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s, score_fn=toy_score)
     with pytest.raises(KeyboardInterrupt):
-        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w_part", s, score_fn=toy_score,
-               stop_after=3)
+        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s, score_fn=toy_score, stop_after=3)
     assert not (base_dir / "part.parquet").exists()
-    res = eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w_part", s, score_fn=toy_score)
+    return lambda: eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s, score_fn=toy_score)
+
+
+def test_rl_resume_reaches_same_result(base_dir):
+    res = _rl_full_and_stopped(base_dir, base_dir / "w_part")()
     assert res["steps"] == 4
     assert _same_weights(base_dir / "full", base_dir / "part")
     fa = pd.read_parquet(base_dir / "full.parquet")
@@ -244,16 +249,10 @@ def _truncate(path: Path) -> None:
 def test_a_truncated_checkpoint_is_set_aside_and_the_run_starts_clean(base_dir, caplog):
     """A trainer_state.pt cut short (a power loss) is moved aside, named in the log, and the run
     recomputes: it ends where an uninterrupted run ends instead of crashing on every retry."""
-    eng = get_engine("torch")
-    s = rl_settings(steps=4, save_every=2, eval_every=2)
-    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
-    eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s, score_fn=toy_score)
-    with pytest.raises(KeyboardInterrupt):
-        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w", s, score_fn=toy_score,
-               stop_after=3)
+    resume = _rl_full_and_stopped(base_dir, base_dir / "w")
     _truncate(base_dir / "w" / "step_00000002" / "trainer_state.pt")
     with caplog.at_level("WARNING", logger="fgx"):
-        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", base_dir / "w", s, score_fn=toy_score)
+        resume()
     assert "step_00000002 does not load" in caplog.text and "moved aside to corrupt-" in caplog.text
     assert _same_weights(base_dir / "full", base_dir / "part")
 

@@ -274,7 +274,7 @@ def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
 def test_first_per_level_keeps_the_first_prompts_of_each_level():
     import pandas as pd
 
-    from fgx.tasks import first_per_level
+    from fgx.tasks.contract import first_per_level
 
     rows = pd.DataFrame({"extra_info": [{"depth": d} for d in (1, 2, 1, 2, 3, 1)], "i": range(6)})
     assert first_per_level(rows, [1, 2], 2)["i"].tolist() == [0, 2, 1, 3]

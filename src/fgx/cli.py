@@ -1,11 +1,28 @@
-"""Helpers shared by the thin CLIs in scripts/: settings parsing and logging setup."""
+"""Helpers shared by the thin CLIs in scripts/: settings parsing, logging setup, and the shell
+prefix through which every rule's script imports the checkout's fgx.
+
+A script defines ``main(argv=None) -> int``, parses its arguments with :func:`parser` (or hands
+them to a module's own ``main``) and ends with ``if __name__ == "__main__": sys.exit(main())``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import shlex
 import sys
+from pathlib import Path
+
+
+def job_shell_prefix(root: str | Path) -> str:
+    """The prefix of every rule's shell command (rules/common.smk): Snakemake's strict mode, then
+    ``root/src`` first on PYTHONPATH, so each job's scripts import this checkout's fgx in the venv,
+    in a conda env (which does not install fgx) and in a SLURM job. It is set in the command, not in
+    the environment, because Snakemake removes PYTHONPATH from a conda job's environment.
+    Braces are doubled: Snakemake formats the prefix as it formats a rule's command."""
+    src = shlex.quote(str(Path(root) / "src"))
+    text = f'set -euo pipefail; export PYTHONPATH={src}"${{PYTHONPATH:+:$PYTHONPATH}}"; '
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def settings_arg(text: str) -> dict:

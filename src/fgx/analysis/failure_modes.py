@@ -737,16 +737,6 @@ def _field(obj, key, default=None):
     return default
 
 
-def _row_level(row: dict) -> int | None:
-    if row.get("level") is not None:
-        return int(row["level"])
-    depth = _field(row.get("extra_info"), "depth")
-    if depth is not None:
-        return int(depth)
-    m = re.search(r"depth(\d+)$", str(row.get("data_source", "")))
-    return int(m[1]) if m else None
-
-
 def _prompt_text(prompt) -> str:
     if isinstance(prompt, str):
         return prompt
@@ -774,6 +764,8 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None, s
     """
     import pandas as pd
 
+    from fgx.tasks.contract import row_level
+
     for col in ("responses", "reward_model"):
         if col not in samples_df.columns:
             raise ValueError(f"evaluation samples lack the column {col!r}; pass the parquet written by "
@@ -783,10 +775,10 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None, s
         ds = row.get("data_source")
         if ds is not None and not str(ds).startswith("codeio"):
             continue
-        lv = _row_level(row)
+        where = f"{source}: row {pos}" if source else f"row {pos}"
+        lv = row_level(row.get("extra_info"), where)
         if level is not None and lv != level:
             continue
-        where = f"{source}: row {pos}" if source else f"row {pos}"
         gt = _field(row["reward_model"], "ground_truth")
         if gt is None:
             raise ValueError(f"{where}: reward_model.ground_truth is missing")

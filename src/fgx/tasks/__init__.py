@@ -70,17 +70,4 @@ def score_rows(rows, responses: Sequence[Sequence[str]], source: str = "rows",
     return scores, correct
 
 
-def first_per_level(rows, levels, per_level: int):
-    """The first ``per_level`` rows of each level in ``levels`` (``extra_info.depth``), in file order."""
-    depth = rows["extra_info"].map(lambda e: int(e["depth"]))
-    parts = [rows[depth == lv].head(per_level) for lv in levels]
-    if any(len(p) < per_level for p in parts):
-        have = {lv: int((depth == lv).sum()) for lv in levels}
-        raise ValueError(f"the problem set has fewer than {per_level} prompts at some level ({have}); lower "
-                         "evaluate.many_samples.prompts_per_level or its levels")
-    import pandas as pd
-
-    return pd.concat(parts).reset_index(drop=True)
-
-
-__all__ = ["REWARDS", "first_per_level", "compute_score", "reward", "score_responses", "score_rows", "task_for"]
+__all__ = ["REWARDS", "compute_score", "reward", "score_responses", "score_rows", "task_for"]

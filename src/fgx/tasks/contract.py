@@ -5,25 +5,81 @@ A row has ``data_source`` (``codeio-forward-incomplete-depth<n>`` for the string
 messages), ``ability``, ``reward_model`` (``{style, ground_truth}``; the string task's ground truth
 is JSON text with ``ref_input``, ``ref_output``, ``ref_code``) and ``extra_info`` (with ``depth``).
 fgx's own files and upstream's released data (PRIME-RL/RL-Compositionality) both keep it, so
-``data.external`` can point a split at either.
+``data.external`` can point a split at either. A row's level is read here only (:func:`row_level`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from numbers import Integral
 from pathlib import Path
+
+from fgx.io import InputError
 
 REQUIRED_COLUMNS = ("data_source", "prompt", "reward_model", "extra_info")
 CHECKED_ROWS = 200  # rows read to check the fields (the schema is read for the whole file)
 
 
-class ContractError(ValueError):
+class ContractError(InputError):
     """A problem file breaks the task contract; the message names file, field and fix."""
 
 
 # the fix for a job's input (not a data.external file) that breaks the contract
 JOB_INPUT_FIX = ("regenerate it (delete it and rerun the rule that writes it), or point data.external at a "
                  "parquet file in verl's row format")
+
+
+LEVEL_FIELD = "extra_info.depth"
+
+
+def row_level(extra_info, where: str = "a row", fix: str = JOB_INPUT_FIX) -> int:
+    """A problem row's level (its expression depth): ``extra_info.depth``, the one reading of it.
+
+    A row without one is an error, never a default: fgx writes the depth into every row it makes
+    and upstream's released data carries it too, so a missing depth is a bug or a foreign file, and
+    a default level (0, -1) would file its rows under a level no figure shows. ``where`` names the
+    file and row."""
+    depth = extra_info.get("depth") if isinstance(extra_info, dict) else None
+    # pandas reads an int column that holds a null as floats (2.0): the other rows keep their level
+    if isinstance(depth, float) and depth.is_integer():
+        depth = int(depth)
+    if isinstance(depth, bool) or not isinstance(depth, Integral):
+        raise ContractError(f"{where}: field {LEVEL_FIELD} (the expression's level) is missing; {fix}")
+    return int(depth)
+
+
+def row_levels(rows, source: str | Path | None = None, fix: str = JOB_INPUT_FIX) -> list[int]:
+    """The level of every row of a frame of verl rows (``source``: the file it was read from)."""
+    where = f"{source}: row" if source is not None else "row"
+    if "extra_info" not in rows.columns:
+        raise ContractError(f"{source or 'the rows'}: column extra_info (with the level, {LEVEL_FIELD}) is "
+                            f"missing; {fix}")
+    return [row_level(e, f"{where} {i}", fix) for i, e in enumerate(rows["extra_info"])]
+
+
+def first_per_level(rows, levels, per_level: int, source=None):
+    """The first ``per_level`` rows of each level in ``levels`` (``extra_info.depth``), in file order
+    (``source``: the file the rows come from, named by the error a row without a level raises)."""
+    import pandas as pd
+
+    depth = pd.Series(row_levels(rows, source), index=rows.index)
+    parts = [rows[depth == lv].head(per_level) for lv in levels]
+    if any(len(p) < per_level for p in parts):
+        have = {lv: int((depth == lv).sum()) for lv in levels}
+        raise ValueError(f"the problem set has fewer than {per_level} prompts at some level ({have}); lower "
+                         "evaluate.many_samples.prompts_per_level or its levels")
+    return pd.concat(parts).reset_index(drop=True)
+
+
+_SOURCE_DEPTH = re.compile(r"depth(\d+)")
+
+
+def data_source_level(data_source: str) -> int | None:
+    """The level a data source's name carries (``codeio-forward-incomplete-depth3`` -> 3), or None:
+    where only the name is at hand (verl's validation metrics are keyed by data source)."""
+    m = _SOURCE_DEPTH.search(str(data_source))
+    return int(m[1]) if m else None
 
 
 def check_problem_file(path: str | Path, what: str = "problem set", fix: str | None = None) -> int:
@@ -71,7 +127,5 @@ def check_problem_file(path: str | Path, what: str = "problem set", fix: str | N
             lacking = [k for k in ("ref_input", "ref_output", "ref_code") if k not in gt]
             if lacking:
                 raise ContractError(f"{where}: field reward_model.ground_truth lacks {', '.join(lacking)}; {fix}")
-        info = r["extra_info"]
-        if not isinstance(info, dict) or not isinstance(info.get("depth"), int):
-            raise ContractError(f"{where}: field extra_info.depth (the expression's level) is missing; {fix}")
+        row_level(r["extra_info"], where, fix)
     return f.metadata.num_rows

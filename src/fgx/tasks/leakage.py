@@ -42,6 +42,7 @@ def _read(path: str | Path):
 
 def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_info, file_stage: int) -> RowKey:
     from fgx.tasks import strings
+    from fgx.tasks.contract import row_level
 
     if not isinstance(reward_model, dict) or "ground_truth" not in reward_model:
         raise ValueError(f"{path}: row {i} lacks field reward_model.ground_truth; regenerate the file "
@@ -51,14 +52,14 @@ def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_inf
     except (TypeError, ValueError):
         raise ValueError(f"{path}: row {i}: reward_model.ground_truth is not JSON text; regenerate the file") from None
     info = extra_info if isinstance(extra_info, dict) else {}
-    level = int(info.get("depth") or 0)
+    level = row_level(extra_info, f"{path}: row {i}")
     ds = str(data_source)
     if ds.startswith("reasoning-gym-countdown"):
         if not isinstance(gt, dict) or "numbers" not in gt:
             raise ValueError(f"{path}: row {i}: countdown ground_truth lacks 'numbers'; regenerate the file")
         nums = sorted(int(v) for v in gt["numbers"])
         target = int(gt.get("answer", gt.get("target")))
-        return RowKey(f"countdown:{nums}->{target}", i, 0, level or len(nums))
+        return RowKey(f"countdown:{nums}->{target}", i, 0, level)
     if not isinstance(gt, dict) or "ref_code" not in gt:
         raise ValueError(f"{path}: row {i} lacks field reward_model.ground_truth.ref_code; regenerate the "
                          "file with `python -m fgx.tasks.strings generate`")
@@ -66,7 +67,6 @@ def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_inf
     try:
         e = strings.parse_code(code)
         key = strings.render_code(e)
-        level = level or strings.depth(e)
     except ValueError:
         # Not our vocabulary: compare the whitespace-free return expression text.
         body = code.rsplit("return", 1)[-1]

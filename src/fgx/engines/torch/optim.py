@@ -7,8 +7,6 @@ from typing import Callable
 
 import torch
 
-GRAD_CLIP = 1.0  # global gradient-norm clip of every loop
-
 
 def adamw(model, lr: float, weight_decay: float, betas: tuple[float, float]) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices only (not on norms and biases)."""

@@ -19,20 +19,20 @@ import pandas as pd
 import torch
 
 from fgx.algos import objective
+from fgx.algos.optimizer import GRAD_CLIP, RL_BETAS, RL_WEIGHT_DECAY
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch import tensorboard
 from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
 from fgx.engines.torch.checkpoint import Checkpointer
 from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
-from fgx.engines.torch.optim import GRAD_CLIP, adamw, constant
+from fgx.engines.torch.optim import adamw, constant
 from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import check_replaceable_dir, read_rows, run_fingerprint, write_json, write_parquet
 from fgx.progress import Bar
 from fgx.settings import RL, Runtime
 from fgx.tasks import compute_score, reward, score_rows
+from fgx.tasks.contract import row_levels
 
-WEIGHT_DECAY = 0.01          # AdamW, as verl's actor optimizer
-BETAS = (0.9, 0.999)
 MICRO_BATCH = 64             # sequences per forward/backward (a step's gradient is their sum)
 SAMPLER_BATCH = 256          # sequences decoded together
 # settings that do not change a step's result: a checkpoint made under other values resumes. Under
@@ -47,7 +47,7 @@ def effective_settings(s: RL) -> dict:
     return {
         "steps": s.steps, "prompts_per_step": s.batch_size, "prompts_per_update": s.batch_size,
         "updates_per_batch": 1, "group_size": s.group_size, "lr": float(s.lr), "lr_schedule": "constant",
-        "warmup": 0.0, "weight_decay": WEIGHT_DECAY, "betas": BETAS, "grad_clip": GRAD_CLIP,
+        "warmup": 0.0, "weight_decay": RL_WEIGHT_DECAY, "betas": RL_BETAS, "grad_clip": GRAD_CLIP,
         "norm_adv_by_std": s.algorithm == "grpo",
         "clip_low": objective.CLIP_RATIO, "clip_high": objective.CLIP_RATIO, "clip_ratio_c": objective.CLIP_RATIO_C,
         "loss_agg_mode": s.loss_agg_mode, "entropy_coef": float(s.entropy_coef), "kl_coef": float(s.kl_coef),
@@ -97,10 +97,6 @@ class Rollout:
     lengths: list
     n_gen: int
     seen: int
-
-
-def levels(df: pd.DataFrame) -> list[int]:
-    return [int((dict(e) if e is not None else {}).get("depth", -1)) for e in df["extra_info"]]
 
 
 def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train: pd.DataFrame, prompts,
@@ -231,7 +227,7 @@ def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn
                          batch_size=SAMPLER_BATCH, desc="validation")
     texts = decode_completions(tok, comps)
     _, correct = score_rows(rows, [[t] for t in texts], "validation", score_fn)
-    return pd.DataFrame({"level": levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
+    return pd.DataFrame({"level": row_levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
                          "length": [float(len(c.token_ids)) for c in comps]})
 
 
@@ -257,6 +253,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     train = read_rows(train_path, "RL train prompts", ("prompt", "reward_model", "data_source")).reset_index(drop=True)
     val = read_rows(val_path, "RL validation prompts", ("prompt", "reward_model", "data_source", "extra_info"))
     val = val.reset_index(drop=True)
+    val_levels = row_levels(val, val_path)  # before any training: a row without a level stops the job here
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, device)
     ref = None
@@ -265,7 +262,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         ref.requires_grad_(False)
     prompts = encode_prompts(tok, prompt_texts(tok, train, str(train_path)))
     val_prompts = encode_prompts(tok, prompt_texts(tok, val, str(val_path)))
-    opt = adamw(model, s.lr, WEIGHT_DECAY, BETAS)
+    opt = adamw(model, s.lr, RL_WEIGHT_DECAY, RL_BETAS)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, constant)
     resolved = {"stage": "rl", "model_dir": str(model_dir), "train_path": str(train_path),
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
@@ -289,7 +286,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     # rows restored from the checkpoint (steps <= step) were logged by an earlier attempt: a resumed
     # attempt logs from step + 1 on and hides the killed attempt's points from there (purge_step)
     tb = tensorboard.EventWriter(ckpt.root / tensorboard.SUBDIR, purge_step=step + 1 if last is not None else None)
-    tb_sources = tensorboard.val_sources(levels(val), val["data_source"]) if len(val) else {}
+    tb_sources = tensorboard.val_sources(val_levels, val["data_source"]) if len(val) else {}
     tb_done = len(metrics)
 
     def log_tb():

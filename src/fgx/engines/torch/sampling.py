@@ -26,6 +26,7 @@ from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import prepare_work_dir, read_rows, remove_work_dir, run_fingerprint, set_aside, write_parquet
 from fgx.settings import Runtime, Sampling
 from fgx.tasks import compute_score, score_rows
+from fgx.tasks.contract import row_levels
 
 SAMPLER_BATCH = 256  # sequences decoded together
 CHUNK_PROMPTS = 128  # prompts per resumable chunk
@@ -51,12 +52,14 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     stops (KeyboardInterrupt) after that many new chunks, for tests of resuming."""
     s, rt = Sampling.from_settings(settings), Runtime.from_settings(settings)
     source = str(rows) if not isinstance(rows, pd.DataFrame) else str(out_path or "rows")
-    files = [f for f in (model_dir, None if isinstance(rows, pd.DataFrame) else rows, out_path) if f is not None]
-    if not isinstance(rows, pd.DataFrame):
+    data_file = None if isinstance(rows, pd.DataFrame) else rows
+    files = [f for f in (model_dir, data_file, out_path) if f is not None]
+    if data_file is not None:
         rows = read_rows(rows, "prompts", ("prompt", "reward_model", "data_source", "extra_info"))
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     rows = rows.reset_index(drop=True)
+    levels = row_levels(rows, data_file)  # before any sampling: a row without a level stops the job here
     work = None
     if work_dir is not None:
         fp = run_fingerprint({**settings, "chunk_prompts": CHUNK_PROMPTS}, ("threads", "device"), model=model_dir,
@@ -88,7 +91,7 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     for col in SAMPLE_COLUMNS:
         out[col] = pd.Series([list(v) for v in cols[col]], dtype=object)
     out["correct"] = out["correct"].map(lambda xs: [bool(x) for x in xs])
-    out["level"] = [int((dict(e) if e is not None else {}).get("depth", -1)) for e in rows["extra_info"]]
+    out["level"] = levels
     out["n_correct"] = [int(np.sum(c)) for c in out["correct"]]
     if out_path is not None:
         write_parquet(out, out_path, settings={k: v for k, v in settings.items() if k != "threads"})

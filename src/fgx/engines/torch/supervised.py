@@ -19,17 +19,17 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fgx.algos.optimizer import GRAD_CLIP, SUPERVISED_BETAS
 from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
 from fgx.engines.torch.checkpoint import Checkpointer
 from fgx.engines.torch.model import build_model, load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
-from fgx.engines.torch.optim import GRAD_CLIP, adamw, warmup_cosine
+from fgx.engines.torch.optim import adamw, warmup_cosine
 from fgx.engines.prompts import encode_prompts, encode_texts, prompt_texts
 from fgx.engines.torch.tokenizer import build_char_tokenizer
 from fgx.io import InputError, check_replaceable_dir, read_rows, run_fingerprint
 from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
 
-BETAS = (0.9, 0.95)
 MIN_LR_RATIO = 0.1  # the cosine schedule's floor, as a fraction of lr
 
 
@@ -78,7 +78,7 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
         raise ValueError(f"{desc}: no training examples")
     steps_per_epoch = math.ceil(n / sched_.batch_size)
     total = sched_.steps
-    opt = adamw(model, sched_.lr, sched_.weight_decay, BETAS)
+    opt = adamw(model, sched_.lr, sched_.weight_decay, SUPERVISED_BETAS)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(sched_.warmup_steps, total, MIN_LR_RATIO))
     check_replaceable_dir(out_dir)  # before the training, not after it
     ckpt = Checkpointer(work_dir, run_fingerprint(resolved, ("threads", "device"), **inputs),

@@ -16,8 +16,9 @@ verl 0.9 facts these builders rely on (checked against verl 0.9.1's yaml files b
   loss is ``actor_rollout_ref.actor.loss_agg_mode=token-mean``; dynamic sampling is
   ``algorithm.filter_groups`` (the V1 trainer then fetches prompts one by one and ignores
   ``max_num_gen_batches``: fgx's ``trainer.v1.sampler.custom_sampler``,
-  :mod:`fgx.engines.verl.replay_buffer`, keeps the generation budget); the overlong penalty is the ``dapo`` reward manager with
-  ``+reward.reward_kwargs.overlong_buffer_cfg.*`` (keys verl expects to be added with ``+``).
+  :mod:`fgx.engines.verl.replay_buffer`, keeps the generation budget); the overlong penalty is the
+  ``dapo`` reward manager with ``+reward.reward_kwargs.overlong_buffer_cfg.*``
+  (keys verl expects to be added with ``+``).
 * The custom reward is ``reward.custom_reward_function.{path,name}`` (the legacy top-level
   ``custom_reward_function`` is only migrated there).
 * SFT is ``torchrun -m verl.trainer.sft_trainer`` (Hydra config ``sft_trainer_engine``) on a
@@ -34,6 +35,7 @@ import copy
 import re
 from typing import Any, Mapping, Sequence
 
+from fgx.algos import optimizer
 from fgx.settings import SettingsError, Verl, machine_keys
 
 PPO_CONFIG = "ppo_trainer"
@@ -47,10 +49,8 @@ SAMPLER_MODULE = "pkg://fgx.engines.verl.replay_buffer"  # dynamic sampling's re
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
 ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
-# the actor's optimizer, as the torch engine's RL (fgx.engines.torch.rl): AdamW, constant lr, clipped gradients
-WEIGHT_DECAY = 0.01
-BETAS = (0.9, 0.999)
-GRAD_CLIP = 1.0
+# the actor's optimizer: the torch engine's RL one (fgx.algos.optimizer), AdamW at a constant lr
+WEIGHT_DECAY, BETAS, GRAD_CLIP = optimizer.RL_WEIGHT_DECAY, optimizer.RL_BETAS, optimizer.GRAD_CLIP
 
 # verl knobs that change how a job runs (memory, token budgets per micro-batch, kernels' shapes,
 # bookkeeping), not what it computes: declared ``machine=True`` in fgx.settings and left out of a job's
@@ -322,7 +322,8 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         "overlong_buffer": ov[buffer + "overlong_buffer_cfg.len"] if ov[buffer + "overlong_buffer_cfg.enable"] else 0,
         "overlong_penalty_factor": float(ov[buffer + "overlong_buffer_cfg.penalty_factor"]),
         "dynamic_sampling": ov["algorithm.filter_groups.enable"], "filter_metric": ov["algorithm.filter_groups.metric"],
-        "generation_batch": ov.get(sampler + "batch_size"), "max_generation_batches": ov.get(sampler + "max_generation_batches"),
+        "generation_batch": ov.get(sampler + "batch_size"),
+        "max_generation_batches": ov.get(sampler + "max_generation_batches"),
         "temperature": float(ov[rollout + "temperature"]), "top_p": float(ov[rollout + "top_p"]),
         "max_new_tokens": ov["data.max_response_length"], "eval_every": ov["trainer.test_freq"],
         "save_every": ov["trainer.save_freq"],

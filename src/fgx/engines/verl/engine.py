@@ -273,7 +273,6 @@ METRIC_MAP = {
     "training/filter_groups/num_groups_trained": "num_groups_trained",
 }
 VAL_ACC = re.compile(r"^val-core/(?P<source>.+)/acc/mean@\d+$")
-DEPTH = re.compile(r"depth(\d+)")
 TRAINED = "training/filter_groups/num_groups_trained"
 GEN_BATCHES = "training/filter_groups/num_gen_batches"
 
@@ -305,6 +304,8 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
     """
     import pandas as pd
 
+    from fgx.tasks.contract import data_source_level
+
     rows = []
     for step in sorted(steps):
         data = steps[step]
@@ -313,8 +314,8 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
                 continue
             m = VAL_ACC.match(key)
             if m:
-                d = DEPTH.search(m["source"])
-                rows.append((step, "val_accuracy", int(d[1]) if d else -1, float(value)))
+                level = data_source_level(m["source"])
+                rows.append((step, "val_accuracy", -1 if level is None else level, float(value)))
             elif key in METRIC_MAP:
                 rows.append((step, METRIC_MAP[key], -1, float(value)))
             else:
@@ -354,10 +355,12 @@ class VerlEngine:
         import pandas as pd
 
         from fgx.io import read_rows, write_parquet
+        from fgx.tasks.contract import row_levels
 
         out_path = Path(out_path)
         data_path = None if isinstance(rows, pd.DataFrame) else Path(rows)
         df = rows if data_path is None else read_rows(data_path, "prompts", ("prompt", "reward_model", "extra_info"))
+        levels = row_levels(df, data_path)  # before any sampling: a row without a level stops the job here
         v = C.verl_settings(settings)
         cpu = on_cpu()
         groups = [["cpu"]] if cpu else gpu_groups(visible_gpus(v["n_gpus_per_node"]),
@@ -378,7 +381,7 @@ class VerlEngine:
                  for i in range(len(groups))]
         envs = [job_env(cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
         self._run_parallel(argvs, envs)
-        out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")))
+        out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")), levels)
         write_parquet(out, out_path, settings=dict(settings))
         shutil.rmtree(work, ignore_errors=True)
 
@@ -460,9 +463,12 @@ class VerlEngine:
         (work / TRAINED_MARKER).write_text(shlex.join(map(str, argv)) + "\n")
 
 
-def assemble_samples(rows, chunk_files: Sequence[Path]):
-    """Input rows + the contract's sample columns, from the shards' chunk files."""
+def assemble_samples(rows, chunk_files: Sequence[Path], levels: Sequence[int] | None = None):
+    """Input rows + the contract's sample columns, from the shards' chunk files (``levels``: the
+    rows' levels, read before sampling)."""
     import pandas as pd
+
+    from fgx.tasks.contract import row_levels
 
     if not chunk_files:
         raise RuntimeError("vLLM sampling wrote no chunk files")
@@ -477,6 +483,6 @@ def assemble_samples(rows, chunk_files: Sequence[Path]):
     out["scores"] = out["scores"].map(lambda xs: [float(x) for x in xs])
     out["correct"] = out["correct"].map(lambda xs: [bool(x) for x in xs])
     out["response_tokens"] = out["response_tokens"].map(lambda xs: [int(x) for x in xs])
-    out["level"] = [int(e["depth"]) for e in out["extra_info"]]
+    out["level"] = list(levels) if levels is not None else row_levels(rows)
     out["n_correct"] = out["correct"].map(sum).astype("int64")
     return out
