@@ -97,7 +97,7 @@ def test_machine_knobs_are_declared_with_their_keys():
 
     assert set(C.MACHINE_KEYS) == {f.name for f in dataclasses.fields(S.Verl) if S.knob_of(f).machine}
     assert {"gpu_memory_utilization", "ppo_max_token_len_per_gpu", "param_offload"} <= set(C.MACHINE_KEYS)
-    assert "max_prompt_length" not in C.MACHINE_KEYS and "gen_batch_size" not in C.MACHINE_KEYS
+    assert "max_prompt_length" not in C.MACHINE_KEYS and "filter_groups_metric" not in C.MACHINE_KEYS
     assert C.MACHINE_SUBKEYS == {"sft": ("micro_batch_size_per_gpu", "max_token_len_per_gpu", "use_dynamic_bsz"),
                                  "sample": ("gpu_memory_utilization", "enforce_eager")}
 

@@ -167,7 +167,8 @@ def test_paper_rl_command_means_the_paper_setup(hydra):
     assert actor.loss_agg_mode == "token-mean" and actor.entropy_coeff == 0.0
     assert not actor.use_kl_loss and actor.kl_loss_coef == 0.0 and not cfg.algorithm.use_kl_in_reward
     assert rollout.name == "vllm" and rollout.temperature == 1.0 and rollout.tensor_model_parallel_size == 1
-    assert cfg.data.max_response_length == 8192 and cfg.data.gen_batch_size == 32
+    assert cfg.data.max_response_length == 8192
+    assert cfg.data.gen_batch_size is None  # verl fetches prompts one by one under dynamic sampling
     fg = cfg.algorithm.filter_groups
     assert fg.enable and fg.metric == "reward"
     sampler = cfg.trainer.v1.sampler
@@ -508,7 +509,7 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
         assert E.fingerprint(changed, model="/m", world_size=8) == base, key
     assert E.fingerprint(settings, model="/m", world_size=16) != base
     assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, model="/m", world_size=8) != base
-    for key, value in {"gen_batch_size": 64, "max_prompt_length": 512, "val_n": 4}.items():
+    for key, value in {"val_temperature": 0.6, "max_prompt_length": 512, "val_n": 4}.items():
         changed = {**settings, "verl": {**settings["verl"], key: value}}
         assert E.fingerprint(changed, model="/m", world_size=8) != base, key
     assert len(machine) == 8

@@ -444,8 +444,6 @@ class Verl:
     log_prob_max_token_len_per_gpu: int = knob("log-prob recompute token budget per GPU", ge=1, machine=True)
     param_offload: bool = knob("FSDP parameter offload (actor, ref)", machine=True)
     optimizer_offload: bool = knob("FSDP optimizer-state offload", machine=True)
-    gen_batch_size: int | None = knob("prompts per generation batch under dynamic sampling (null: 2 x "
-                                      "rl.batch_size)", ge=1)
     filter_groups_metric: str = knob("dynamic sampling's group metric: reward = score + overlong penalty "
                                      "(upstream's seq_reward)", min_length=1)
     overlong_penalty_factor: float = knob("DAPO overlong penalty at the last token", ge=0)

@@ -177,7 +177,6 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
     estimator, norm_by_std = ADV_ESTIMATORS[s.algorithm]
     bsz, n, max_new, kl = s.batch_size, s.samples_per_prompt, s.max_new_tokens, float(s.kl_coef)
     tp = rt.tensor_parallel_size
-    gen_bsz = int(v["gen_batch_size"] or 2 * bsz)
     o = [
         _ov("algorithm.adv_estimator", estimator),
         _ov("algorithm.norm_adv_by_std_in_grpo", norm_by_std),
@@ -188,7 +187,6 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("data.val_files", _listify(val_files)),
         _ov("data.prompt_key", "prompt"),
         _ov("data.train_batch_size", bsz),
-        _ov("data.gen_batch_size", gen_bsz),
         _ov("data.max_prompt_length", int(v["max_prompt_length"])),
         _ov("data.max_response_length", max_new),
         _ov("data.filter_overlong_prompts", True),
