@@ -1,5 +1,5 @@
-"""The verl engine for real, on the CPU (tier "verl", slow): Stage 1 and RL on Level 1 of the smoke DAG
-under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
+"""The verl engine for real, on the CPU (tier "verl", slow): Stage 1 and RL on Levels 1 and 2 of the smoke
+DAG under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
 evaluations, verl's SFT trainer fine-tunes Stage 1, verl's GRPO trains with dynamic sampling and syncs its
 weights to vLLM after every step; the torch engine pretrains the base. Then the two engines' samplers on
 the same model and prompts. Needs ``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.verl, pytest.mark.slow,
                                  reason="needs verl and vLLM (FGX_EXTRAS=verl bash envs/install.sh)")]
 
 OVERLAYS = ("--configfile", ".test/config.yaml", ".test/verl.yaml")
-TARGETS = ("results/metrics/rl_level1/test.parquet", "results/metrics/stage1/test.parquet")
+TARGETS = ("results/metrics/rl_level1/test.parquet", "results/metrics/stage1/test.parquet",
+           "results/rl/level2/metrics.parquet")
 SAMPLE_COLUMNS = ("responses", "scores", "correct", "response_tokens", "level", "n_correct")
 
 
@@ -75,6 +76,19 @@ def test_grpo_takes_real_steps_and_syncs_weights_to_vllm(verl_run):
     a = load_file(verl_run / "results/models/stage1/model.safetensors")
     b = load_file(verl_run / "results/models/rl_level1/model.safetensors")
     assert a.keys() == b.keys() and any(not torch.equal(a[k], b[k].to(a[k].dtype)) for k in a)
+
+
+def test_dynamic_sampling_keeps_the_generation_budget(verl_run):
+    """RL on Level 2 from a Stage-1 model that solves (almost) no Level-2 prompt: few groups have rewards
+    that differ, so dynamic sampling spends rl.max_generation_batches (2 in the smoke) at most per step
+    and the run still takes its 4 steps (verl's own V1 buffer would sample until it found 4 such groups)."""
+    rl = pd.read_parquet(verl_run / "results/rl/level2/metrics.parquet")
+    gen = rl[rl["metric"] == "num_gen_batches"].set_index("step")["value"]
+    kept = rl[rl["metric"] == "num_groups_trained"].set_index("step")["value"]
+    assert sorted(gen.index) == [1, 2, 3, 4] and gen.between(1, 2).all(), gen
+    assert ((kept == 4) | (gen == 2)).all() and kept.between(0, 4).all(), (gen, kept)  # a full batch or the budget
+    share = rl[rl["metric"] == "filtered_group_share"].set_index("step")["value"]
+    assert (share - (1 - kept / (gen * 4))).abs().max() < 1e-9
 
 
 def greedy_with_vllm(model_dir: Path, rows_path: Path, out_dir: Path, max_tokens: int) -> list[str]:

@@ -51,11 +51,12 @@ def timing_block(results: Path = RESULTS) -> str:
     commit, seconds and whether its figure table equals seed 0's), and every figure's: the benchmarked main
     job's own record (main-job.json) when it went on to rule all, else seed 0's run (which did)."""
     runs = json.loads((results / "main-job-runs.json").read_text())["runs"]
-    walls = sorted(run["wall_s"] for run in runs)
-    pre = sorted(run["pretrain_s"] for run in runs if run.get("pretrain_s") is not None)
-    machines = " or ".join(dict.fromkeys(run["machine"] for run in runs))
-    text = (f"The main job takes {walls[0] / 60:.0f}–{walls[-1] / 60:.0f} min on {machines} ({len(runs)} runs on "
-            f"machines of that kind, commits {', '.join(run['commit'] for run in runs)}; pretraining "
+    timed = [run for run in runs if run["wall_s"] is not None]  # a run on a machine shared with other work has no time
+    walls = sorted(run["wall_s"] for run in timed)
+    pre = sorted(run["pretrain_s"] for run in timed if run.get("pretrain_s") is not None)
+    machines = " or ".join(dict.fromkeys(run["machine"] for run in timed))
+    text = (f"The main job takes {walls[0] / 60:.0f}–{walls[-1] / 60:.0f} min on {machines} ({len(timed)} runs on "
+            f"machines of that kind, commits {', '.join(run['commit'] for run in timed)}; pretraining "
             f"{pre[0]:,}–{pre[-1]:,} s of it; a GPU is not timed); `snakemake --cores all` builds every figure in "
             "about ")
     r = json.loads((results / "main-job.json").read_text())
@@ -66,8 +67,9 @@ def timing_block(results: Path = RESULTS) -> str:
         s0 = json.loads((results / SEEDS[0] / "run.json").read_text())
         text += f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
     if all(run["figure_table_equals_seed0"] for run in runs):
-        text += (" Every run's figure table equals `docs/results/seed0`'s byte for byte: figure tables repeat byte "
-                 "for byte across machines of one kind.")
+        text += (f" The figure table of every run ({len(runs)}, commits {', '.join(run['commit'] for run in runs)}) "
+                 "equals `docs/results/seed0`'s byte for byte: figure tables repeat byte for byte across machines "
+                 "of one kind.")
     return text
 
 
