@@ -59,12 +59,19 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
 
     shutil.copy(readme.RESULTS / "main-job.json", tmp_path)
     record = json.loads((readme.RESULTS / "main-job-runs.json").read_text())
-    assert len(record["runs"]) >= 2 and all(r["machine"] and r["commit"] and r["wall_s"] for r in record["runs"])
+    assert len(record["runs"]) >= 2 and all(r["machine"] and r["commit"] for r in record["runs"])
+    assert sum(r["wall_s"] is not None for r in record["runs"]) >= 2
     record["runs"].append({**record["runs"][0], "commit": "abc1234", "wall_s": 3 * 3600, "pretrain_s": 9000,
-                           "figure_table_equals_seed0": False})
+                           "figure_table_equals_seed0": True})
+    record["runs"].append({**record["runs"][0], "commit": "def5678", "wall_s": None, "pretrain_s": None,
+                           "figure_table_equals_seed0": True})  # a shared machine: untimed
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
-    walls = sorted(r["wall_s"] for r in record["runs"])
+    walls = sorted(r["wall_s"] for r in record["runs"] if r["wall_s"] is not None)
     assert f"takes {walls[0] / 60:.0f}–180 min on {record['runs'][0]['machine']}" in block
-    assert "abc1234" in block and "9,000 s" in block
+    assert "abc1234" in block and "9,000 s" in block and f"({len(walls)} runs on" in block
+    assert f"every run ({len(record['runs'])}, " in block and "def5678" in block  # counted for the table only
+    record["runs"][-2]["figure_table_equals_seed0"] = False
+    (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
+    block = readme.timing_block(tmp_path)
     assert "byte for byte" not in block  # said only when every run's figure table equals seed 0's
