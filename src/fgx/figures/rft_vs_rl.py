@@ -9,8 +9,18 @@ import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, palette, setup
+from fgx.plan import paths
+from fgx.plan.comparisons import rft_vs_rl_models
+from fgx.plan.figures import FigureSpec
 
 COLUMNS = ["model", "level", "accuracy", "ci_low", "ci_high", "n_prompts", "source", "config_hash"]
+
+
+def planned_inputs(config) -> list[str]:
+    return [paths.fill(paths.METRICS, model=m, split="test") for m in rft_vs_rl_models(config)]
+
+
+SPEC = FigureSpec(planned_inputs)
 
 
 def table(inputs, settings) -> pd.DataFrame:
