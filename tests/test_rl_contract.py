@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fgx import workflow as wf
+from fgx.plan import params
 from fgx.engines.torch import rl as torch_rl
 from fgx.engines.verl import commands as C
 from fgx.settings import RL
@@ -25,7 +25,7 @@ def _config(paper: bool) -> dict:
 
 
 def _both(cfg: dict, run: str = "level2") -> tuple[dict, dict]:
-    settings = json.loads(wf.rl_settings(cfg, run))
+    settings = json.loads(params.rl_settings(cfg, run))
     torch_side = torch_rl.effective_settings(RL.from_settings(settings))
     overrides = C.ppo_overrides(settings, model_dir="/m", train_files=["/t.parquet"], val_files=["/v.parquet"],
                                 checkpoint_dir="/c", experiment_name="x", reward_path="/r.py", n_gpus_per_node=8)

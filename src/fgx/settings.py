@@ -1,6 +1,6 @@
 """The settings each DAG job receives, as typed objects both engines read.
 
-A job's settings are JSON built by :mod:`fgx.workflow` from config.yaml: one config section (its keys
+A job's settings are JSON built by :mod:`fgx.plan.params` from config.yaml: one config section (its keys
 unchanged) plus the runtime keys every job carries (:class:`Runtime`). The dataclasses below name
 their fields exactly as the config keys, have no defaults (config.yaml is the one layer of
 defaults) and refuse a missing or unknown key, naming it. ``tests/test_settings.py`` checks every
