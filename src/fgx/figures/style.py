@@ -8,6 +8,8 @@ import math
 import matplotlib.pyplot as plt
 import seaborn as sns
 
+from fgx.plan.models import RFT_ITER
+
 MODEL_LABELS = {
     "stage1": "Stage-1 (RFT) base",
     "rl_level1": "RL Level 1",
@@ -17,8 +19,8 @@ MODEL_LABELS = {
 
 
 def label(model: str) -> str:
-    if model.startswith("rft_level2_iter"):
-        return f"Iterative RFT L2, iter {model.removeprefix('rft_level2_iter')}"
+    if m := RFT_ITER.match(model):
+        return f"Iterative RFT L2, iter {m[1]}"
     return MODEL_LABELS.get(model, model)
 
 
