@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -110,6 +109,7 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
     import seaborn as sns
 
     setup()

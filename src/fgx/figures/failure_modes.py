@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -82,6 +81,8 @@ def _stack(ax, df: pd.DataFrame, models: list, cats, column: str) -> None:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     models = list(dict.fromkeys(df["model"]))
     level = int(df["level"].iloc[0]) if len(df) else int(settings.get("failure_level", 3))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -77,6 +76,8 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
     levels = sorted(df["level"].unique())

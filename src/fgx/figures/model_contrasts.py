@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -161,6 +160,8 @@ def pair_label(a: str, b: str) -> str:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
     levels = sorted(df["level"].unique())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -33,6 +32,8 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     models = list(dict.fromkeys(df["model"]))
     levels = sorted(df["level"].unique())

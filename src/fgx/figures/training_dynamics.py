@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from fgx.figures import read_with_provenance
@@ -81,6 +80,8 @@ def _title(metric: str, level: int) -> str:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     keys = panels(df)
     ncols = min(4, max(1, len(keys)))
