@@ -82,8 +82,7 @@ STRING_SPLITS: dict[str, StringSplit] = {
     TEST_TRAIN_FUNCS: StringSplit(
         lambda d: dict(stage=2, split="train", **_levels(d, "test_train_funcs_levels", "test_train_funcs_per_level")),
         role="eval", partition="test", enabled=lambda c: c["data"]["test_train_funcs_per_level"] > 0,
-        excludes=lambda c: [data_path(c, s) for s in string_splits(c) if STRING_SPLITS.get(s, _CHUNK).partition
-                            == "train"]),
+        excludes=lambda c: [data_path(c, s) for s in string_splits(c) if split_partition(s) == "train"]),
     TEST_FULL_TRACE: StringSplit(
         lambda d: dict(stage=2, split="test", **_levels(d, "test_full_trace_levels", "test_full_trace_per_level"),
                        full_trace_only=True),
