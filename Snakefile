@@ -24,8 +24,5 @@ include: "rules/figures.smk"
 
 rule all:
     input:
-        all_figures(),
-        "results/data/strings/leakage.json",
-        "results/analysis/samples.html",
-        "results/analysis/findings.md",
+        plan.targets,
     default_target: True

@@ -1,20 +1,20 @@
 # Stage 0b — the tiny model's "pretraining" (model.source: scratch only): next-token training on
-# Level-1 traces, the prior's nested traces and first-step compositions (fgx.workflow.pretrain_splits),
+# Level-1 traces, the prior's nested traces and first-step compositions (fgx.plan.splits.pretrain_splits),
 # the stand-in for what a pretrained LLM knows.
 
 
 rule pretrain_base:
     input:
-        data=expand("results/data/strings/{split}.parquet", split=wf.pretrain_splits(config)),
+        data=plan.pretrain_data,
     output:
-        model=directory("results/models/base"),
+        model=directory(SCRATCH_BASE),
     params:
-        settings=pretrain_params,
-        work_dir="results/work/pretrain_base",
+        settings=plan.pretrain_settings,
+        work_dir=paths.work("pretrain_base"),
     log:
-        "logs/pretrain_base/all.log",
+        paths.log("pretrain_base"),
     benchmark:
-        "results/benchmarks/pretrain_base/all.tsv"
+        paths.benchmark("pretrain_base")
     threads: HEAVY_THREADS
     resources:
         mem_mb=4000,

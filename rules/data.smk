@@ -5,15 +5,15 @@
 
 rule generate_strings:
     input:
-        exclude=generate_inputs,
+        exclude=plan.generate_exclusions,
     output:
-        "results/data/strings/{split}.parquet",
+        paths.STRING_DATA,
     params:
-        args=generate_params,
+        args=plan.generate_args,
     log:
-        "logs/generate_strings/{split}.log",
+        paths.log("generate_strings", "{split}"),
     benchmark:
-        "results/benchmarks/generate_strings/{split}.tsv"
+        paths.benchmark("generate_strings", "{split}")
     threads: 1
     resources:
         mem_mb=2000,
@@ -27,14 +27,14 @@ rule generate_strings:
 
 rule check_leakage:
     input:
-        test=[wf.data_path(config, s) for s in wf.eval_splits(config)],
-        train=[wf.data_path(config, s) for s in wf.training_splits(config)],
+        test=plan.leakage_test,
+        train=plan.leakage_train,
     output:
-        "results/data/strings/leakage.json",
+        paths.LEAKAGE,
     log:
-        "logs/check_leakage/all.log",
+        paths.log("check_leakage"),
     benchmark:
-        "results/benchmarks/check_leakage/all.tsv"
+        paths.benchmark("check_leakage")
     threads: 1
     resources:
         mem_mb=2000,
@@ -50,13 +50,13 @@ rule check_leakage:
 # reference solutions in the compact style), a held-out 2-number check, 3/4/5-number tests.
 rule generate_countdown:
     output:
-        "results/data/countdown/{split}.parquet",
+        paths.COUNTDOWN_DATA,
     params:
-        args=countdown_generate_params,
+        args=plan.countdown_generate_args,
     log:
-        "logs/generate_countdown/{split}.log",
+        paths.log("generate_countdown", "{split}"),
     benchmark:
-        "results/benchmarks/generate_countdown/{split}.tsv"
+        paths.benchmark("generate_countdown", "{split}")
     threads: 1
     resources:
         mem_mb=2000,
@@ -71,15 +71,15 @@ rule generate_countdown:
 # The first prompts of each test level (evaluate.many_samples), sampled many times for pass@k at large k.
 rule select_prompts:
     input:
-        test_data,
+        plan.test_data,
     output:
-        "results/data/subsets/test_many.parquet",
+        TEST_MANY_DATA,
     params:
-        settings=select_params,
+        settings=plan.many_samples_settings,
     log:
-        "logs/select_prompts/test_many.log",
+        paths.log("select_prompts", TEST_MANY),
     benchmark:
-        "results/benchmarks/select_prompts/test_many.tsv"
+        paths.benchmark("select_prompts", TEST_MANY)
     threads: 1
     resources:
         mem_mb=2000,

@@ -5,17 +5,17 @@
 
 rule evaluate:
     input:
-        model=rollout_model,
-        data=split_data,
+        model=plan.model,
+        data=plan.data,
     output:
-        samples="results/eval/{model}/{split}.parquet",
+        samples=paths.EVAL,
     params:
-        settings=eval_params,
-        work_dir="results/work/evaluate/{model}/{split}",
+        settings=plan.eval_settings,
+        work_dir=paths.work("evaluate", "{model}/{split}"),
     log:
-        "logs/evaluate/{model}/{split}.log",
+        paths.log("evaluate", "{model}/{split}"),
     benchmark:
-        "results/benchmarks/evaluate/{model}/{split}.tsv"
+        paths.benchmark("evaluate", "{model}/{split}")
     threads: HEAVY_THREADS
     resources:
         mem_mb=8000,
@@ -30,15 +30,15 @@ rule evaluate:
 
 rule metrics:
     input:
-        "results/eval/{model}/{split}.parquet",
+        paths.EVAL,
     output:
-        "results/metrics/{model}/{split}.parquet",
+        paths.METRICS,
     params:
-        settings=metrics_params,
+        settings=plan.metrics_settings,
     log:
-        "logs/metrics/{model}/{split}.log",
+        paths.log("metrics", "{model}/{split}"),
     benchmark:
-        "results/benchmarks/metrics/{model}/{split}.tsv"
+        paths.benchmark("metrics", "{model}/{split}")
     threads: 1
     resources:
         mem_mb=2000,

@@ -1,25 +1,25 @@
 # Figures (paper Figs. 2-6, Fig. 4 being countdown_transfer; training dynamics, model contrasts,
 # function transfer): each a PDF, a PNG and a long-format CSV of exactly the plotted numbers, with
-# provenance columns. What a figure reads is decided by
-# fgx.workflow.figure_inputs; plot settings live in config `figures:`, and each figure receives
-# only the keys it reads, so changing one reruns only that figure.
+# provenance columns. What a figure reads and which settings it receives, its module in
+# fgx.figures declares (SPEC, read by fgx.plan.figures); plot settings live in config `figures:`, and
+# each figure receives only the keys it reads, so changing one reruns only that figure.
 
 
 rule figure:
     input:
-        figure_inputs,
+        plan.figure_inputs,
     output:
-        pdf=report("figures/{figure}.pdf", caption="../report/figure.rst", category="Figures"),
-        csv="figures/{figure}.csv",
-        png="figures/{figure}.png",
+        pdf=report(paths.FIGURE_PDF, caption="../report/figure.rst", category="Figures"),
+        csv=paths.FIGURE_CSV,
+        png=paths.FIGURE_PNG,
     wildcard_constraints:
-        figure="|".join(wf.FIGURES),
+        figure=FIGURE_WILDCARD,
     params:
-        settings=figure_params,
+        settings=plan.figure_settings,
     log:
-        "logs/figure/{figure}.log",
+        paths.log("figure", "{figure}"),
     benchmark:
-        "results/benchmarks/figure/{figure}.tsv"
+        paths.benchmark("figure", "{figure}")
     threads: 1
     resources:
         mem_mb=2000,
@@ -34,15 +34,15 @@ rule figure:
 
 rule sample_browser:
     input:
-        expand("results/eval/{model}/test.parquet", model=wf.failure_mode_models(config)),
+        plan.browser_inputs,
     output:
-        report("results/analysis/samples.html", caption="../report/samples.rst", category="Analysis"),
+        report(paths.SAMPLE_BROWSER, caption="../report/samples.rst", category="Analysis"),
     params:
-        settings=browser_params,
+        settings=plan.browser_settings,
     log:
-        "logs/sample_browser/all.log",
+        paths.log("sample_browser"),
     benchmark:
-        "results/benchmarks/sample_browser/all.tsv"
+        paths.benchmark("sample_browser")
     threads: 1
     resources:
         mem_mb=2000,
@@ -56,13 +56,13 @@ rule sample_browser:
 
 rule findings:
     input:
-        findings_inputs,
+        plan.findings_inputs,
     output:
-        report("results/analysis/findings.md", caption="../report/findings.rst", category="Analysis"),
+        report(paths.FINDINGS, caption="../report/findings.rst", category="Analysis"),
     log:
-        "logs/findings/all.log",
+        paths.log("findings"),
     benchmark:
-        "results/benchmarks/findings/all.tsv"
+        paths.benchmark("findings")
     threads: 1
     resources:
         mem_mb=1000,

@@ -7,15 +7,15 @@
 
 rule filter_rollouts:
     input:
-        "results/rollouts/{model}/{split}.parquet",
+        paths.ROLLOUTS,
     output:
-        "results/rft/{model}/{split}.parquet",
+        paths.RFT,
     params:
-        settings=filter_params,
+        settings=plan.filter_settings,
     log:
-        "logs/filter_rollouts/{model}/{split}.log",
+        paths.log("filter_rollouts", "{model}/{split}"),
     benchmark:
-        "results/benchmarks/filter_rollouts/{model}/{split}.tsv"
+        paths.benchmark("filter_rollouts", "{model}/{split}")
     threads: 1
     resources:
         mem_mb=2000,
@@ -30,19 +30,19 @@ rule filter_rollouts:
 
 rule rft_sft:
     input:
-        init=sft_init,
-        data=sft_data,
+        init=plan.sft_init,
+        data=plan.sft_data,
     output:
-        model=directory("results/models/{model}"),
+        model=directory(paths.MODEL),
     wildcard_constraints:
-        model=r"stage1|stage1_multi|rft_level2_iter[0-9]+",
+        model=SFT_MODEL_WILDCARD,
     params:
-        settings=sft_params,
-        work_dir="results/work/rft_sft/{model}",
+        settings=plan.sft_settings,
+        work_dir=paths.work("rft_sft", "{model}"),
     log:
-        "logs/rft_sft/{model}.log",
+        paths.log("rft_sft", "{model}"),
     benchmark:
-        "results/benchmarks/rft_sft/{model}.tsv"
+        paths.benchmark("rft_sft", "{model}")
     threads: HEAVY_THREADS
     resources:
         mem_mb=8000,
@@ -57,15 +57,15 @@ rule rft_sft:
 
 rule mix_sft_data:
     input:
-        mix_inputs,
+        plan.mix_sources,
     output:
-        "results/rft/mix/{model}.parquet",
+        paths.RFT_MIX,
     params:
-        settings=mix_params,
+        settings=plan.mix_settings,
     log:
-        "logs/mix_sft_data/{model}.log",
+        paths.log("mix_sft_data", "{model}"),
     benchmark:
-        "results/benchmarks/mix_sft_data/{model}.tsv"
+        paths.benchmark("mix_sft_data", "{model}")
     threads: 1
     resources:
         mem_mb=2000,

@@ -1,21 +1,21 @@
 # Stage 2 (paper Section 3.2 / Fig. 2): RL with outcome reward only (GRPO by default) from the
 # Stage-1 checkpoint, one run per train split; held-out accuracy per level is logged as it trains.
-# Which model each run starts from: fgx.workflow.rl_sources.
+# Which model each run starts from: fgx.plan.models.rl_sources.
 
 
 rule rl:
     input:
-        unpack(rl_inputs("string")),
+        unpack(plan.rl_inputs),
     output:
-        model=directory("results/models/rl_{run}"),
-        metrics="results/rl/{run}/metrics.parquet",
+        model=directory(rl_model_dir()),
+        metrics=rl_metrics(),
     params:
-        settings=rl_params,
-        work_dir="results/rl/{run}/work",
+        settings=plan.rl_settings,
+        work_dir=rl_work(),
     log:
-        "logs/rl/{run}.log",
+        paths.log("rl", "{run}"),
     benchmark:
-        "results/benchmarks/rl/{run}.tsv"
+        paths.benchmark("rl", "{run}")
     threads: HEAVY_THREADS
     # RL runs are the longest jobs after pretraining: started before the evaluations that could fill the
     # gaps, so that the last RL run does not run alone with a core idle
@@ -36,14 +36,14 @@ rule rl:
 # countdown.rl_steps steps), started from the Multi-Base (stage1_multi).
 use rule rl as rl_multi with:
     input:
-        unpack(rl_inputs("multi")),
+        unpack(plan.rl_multi_inputs),
     output:
-        model=directory("results/models/rl_multi_{run}"),
-        metrics="results/rl/multi_{run}/metrics.parquet",
+        model=directory(rl_model_dir(lineage="multi")),
+        metrics=rl_metrics(lineage="multi"),
     params:
-        settings=rl_multi_params,
-        work_dir="results/rl/multi_{run}/work",
+        settings=plan.rl_multi_settings,
+        work_dir=rl_work(lineage="multi"),
     log:
-        "logs/rl_multi/{run}.log",
+        paths.log("rl_multi", "{run}"),
     benchmark:
-        "results/benchmarks/rl_multi/{run}.tsv"
+        paths.benchmark("rl_multi", "{run}")

@@ -5,17 +5,17 @@
 
 rule rollout:
     input:
-        model=rollout_model,
-        data=split_data,
+        model=plan.model,
+        data=plan.data,
     output:
-        rollouts="results/rollouts/{model}/{split}.parquet",
+        rollouts=paths.ROLLOUTS,
     params:
-        settings=rollout_params,
-        work_dir="results/work/rollout/{model}/{split}",
+        settings=plan.rollout_settings,
+        work_dir=paths.work("rollout", "{model}/{split}"),
     log:
-        "logs/rollout/{model}/{split}.log",
+        paths.log("rollout", "{model}/{split}"),
     benchmark:
-        "results/benchmarks/rollout/{model}/{split}.tsv"
+        paths.benchmark("rollout", "{model}/{split}")
     threads: HEAVY_THREADS
     resources:
         mem_mb=8000,

@@ -2,7 +2,6 @@
 """Write an HTML page of example responses per model, level and failure category."""
 
 import sys
-from pathlib import Path
 
 from fgx.cli import parser, run
 
@@ -10,7 +9,7 @@ from fgx.cli import parser, run
 def main(argv=None) -> int:
     p = parser(__doc__)
     p.add_argument("--inputs", nargs="+", required=True,
-                   help="evaluation parquets results/eval/{model}/{split}.parquet (model = parent directory)")
+                   help="evaluation parquets results/eval/{model}/{split}.parquet (fgx.plan.paths.EVAL)")
     p.add_argument("--out", required=True, help="output HTML file")
     p.add_argument("--level", type=int, default=None, help="only this level (default: every level)")
     p.add_argument("--per-cell", type=int, default=None, help="responses shown per model/level/category")
@@ -21,6 +20,7 @@ def main(argv=None) -> int:
         from fgx.analysis.failure_modes import classify_eval
         from fgx.analysis.sample_browser import render_html
         from fgx.io import atomic_path, read_rows
+        from fgx.plan import paths
 
         from fgx.settings import check_types
 
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
         tables = {}
         for path in args.inputs:
             rows = read_rows(path, "evaluation samples", ("responses", "reward_model"))
-            tables[Path(path).parent.name] = classify_eval(rows, level=args.level, source=path)
+            tables[paths.parse(paths.EVAL, path)["model"]] = classify_eval(rows, level=args.level, source=path)
         page = render_html(tables, per_cell=per_cell, seed=seed)
         with atomic_path(args.out, suffix=".html") as tmp:
             tmp.write_text(page, encoding="utf-8")

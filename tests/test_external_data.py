@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx import workflow as wf
+from fgx.plan import models, splits
 from fgx.io import write_parquet
 from fgx.tasks import strings as S
 from fgx.tasks.contract import ContractError, check_problem_file
@@ -86,8 +86,8 @@ def test_a_dry_run_with_upstreams_files_plans_the_dag_without_generating_them(up
     assert jobs["rl"] == default["rl"] and jobs["evaluate"] == default["evaluate"]
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
     cfg["data"]["external"] = {"test": str(upstream["test"])}
-    assert wf.data_path(cfg, "test") == str(upstream["test"])
-    assert wf.rl_sources(cfg, "rl_level2")["val"] == "results/data/strings/val.parquet"
+    assert splits.data_path(cfg, "test") == str(upstream["test"])
+    assert models.rl_sources(cfg, "rl_level2")["val"] == "results/data/strings/val.parquet"
 
 
 def test_a_bad_external_file_fails_before_any_job(upstream, tmp_path):

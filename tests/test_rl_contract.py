@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fgx import workflow as wf
+from fgx.plan import params
 from fgx.engines.torch import rl as torch_rl
 from fgx.engines.verl import commands as C
 from fgx.settings import RL
@@ -25,10 +25,10 @@ def _config(paper: bool) -> dict:
 
 
 def _both(cfg: dict, run: str = "level2") -> tuple[dict, dict]:
-    settings = json.loads(wf.rl_settings(cfg, run))
+    settings = json.loads(params.rl_settings(cfg, run))
     torch_side = torch_rl.effective_settings(RL.from_settings(settings))
     # the same run on the verl engine: its settings carry the config's verl: section
-    settings = json.loads(wf.rl_settings({**cfg, "engine": "verl"}, run))
+    settings = json.loads(params.rl_settings({**cfg, "engine": "verl"}, run))
     overrides = C.ppo_overrides(settings, model_dir="/m", train_files=["/t.parquet"], val_files=["/v.parquet"],
                                 checkpoint_dir="/c", experiment_name="x", reward_path="/r.py", n_gpus_per_node=8)
     return torch_side, C.effective_settings(overrides)

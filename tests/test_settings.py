@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fgx import settings as S
-from fgx import workflow as wf
+from fgx.plan import models, params
 from fgx.config import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,14 +41,14 @@ def test_every_sampling_and_sft_section_has_the_same_keys():
 
 def test_the_workflow_builds_settings_every_job_reads():
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
-    S.Pretrain.from_settings(json.loads(wf.pretrain_settings(cfg)))
-    S.RL.from_settings(json.loads(wf.rl_settings(cfg, "level2")))
-    S.RL.from_settings(json.loads(wf.rl_settings(cfg, "level1", "multi")))
-    for model in ("stage1", "rft_level2_iter1", wf.MULTI_BASE):
-        S.SFT.from_settings(json.loads(wf.sft_settings(cfg, model)))
+    S.Pretrain.from_settings(json.loads(params.pretrain_settings(cfg)))
+    S.RL.from_settings(json.loads(params.rl_settings(cfg, "level2")))
+    S.RL.from_settings(json.loads(params.rl_settings(cfg, "level1", "multi")))
+    for model in ("stage1", "rft_level2_iter1", models.MULTI_BASE):
+        S.SFT.from_settings(json.loads(params.sft_settings(cfg, model)))
     for purpose, model, split in (("rollout", "base", "stage1"), ("rollout", "stage1", "level2_chunk1"),
                                   ("eval", "rl_level2", "test"), ("eval", "stage1_multi", "countdown3")):
-        s = json.loads(wf.sampling_settings(cfg, purpose, model, split))
+        s = json.loads(params.sampling_settings(cfg, purpose, model, split))
         S.Sampling.from_settings(s)
         S.Runtime.from_settings(s)
 
@@ -104,8 +104,8 @@ def test_machine_knobs_are_declared_with_their_keys():
 
 def test_samples_per_prompt_is_one_reading_of_n_and_group_size():
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
-    rl = S.RL.from_settings(json.loads(wf.rl_settings(cfg, "level2")))
-    sampling = S.Sampling.from_settings(json.loads(wf.sampling_settings(cfg, "eval", "stage1", "test")))
+    rl = S.RL.from_settings(json.loads(params.rl_settings(cfg, "level2")))
+    sampling = S.Sampling.from_settings(json.loads(params.sampling_settings(cfg, "eval", "stage1", "test")))
     assert rl.samples_per_prompt == cfg["rl"]["group_size"] and sampling.samples_per_prompt == cfg["evaluate"]["n"]
 
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from configs import verl_section  # noqa: E402
-from fgx import workflow as wf  # noqa: E402
+from fgx.plan import comparisons, params  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
 from fgx.engines.verl import vllm_sample as VS  # noqa: E402
@@ -68,12 +68,12 @@ CPU_DEFAULT = {**merged_config(), "engine": "verl"}  # config.yaml's sizes on th
 
 
 def rl_jobs(cfg):
-    return [(run, json.loads(wf.rl_settings(cfg, run))) for run in cfg["rl"]["runs"]]
+    return [(run, json.loads(params.rl_settings(cfg, run))) for run in cfg["rl"]["runs"]]
 
 
 def sft_jobs(cfg):
-    models = ["stage1", *wf.rft_eval_models(cfg)]
-    return [(m, json.loads(wf.sft_settings(cfg, m))) for m in models]
+    models = ["stage1", *comparisons.rft_eval_models(cfg)]
+    return [(m, json.loads(params.sft_settings(cfg, m))) for m in models]
 
 
 def ppo_kwargs(run, **extra):
@@ -151,7 +151,7 @@ def test_cpu_commands_compose_and_mean_the_cpu_setup(hydra):
     sft_cfg = hydra(C.SFT_CONFIG, C.sft_overrides(sft, **sft_kwargs(model, n_gpus_per_node=1), cpu=True))
     assert sft_cfg.trainer.device == "cpu" and sft_cfg.engine.strategy == "fsdp2"
     assert not sft_cfg.engine.use_torch_compile and sft_cfg.data.num_workers == 0
-    argv = C.rollout_command(json.loads(wf.sampling_settings(CPU_DEFAULT, "eval", "stage1", "test")),
+    argv = C.rollout_command(json.loads(params.sampling_settings(CPU_DEFAULT, "eval", "stage1", "test")),
                              model_dir="/m", data_path="/d.parquet", out_dir="/o", cpu=True)
     assert argv[argv.index("--dtype") + 1] == "float32" and "--enforce-eager" in argv
 
@@ -279,7 +279,7 @@ def test_merge_command_parses_with_verls_model_merger(monkeypatch):
 
 
 def test_rollout_command_round_trips_through_vllm_sample_args():
-    settings = json.loads(wf.sampling_settings(PAPER, "eval", "rl_level2", "test"))
+    settings = json.loads(params.sampling_settings(PAPER, "eval", "rl_level2", "test"))
     argv = C.rollout_command(settings, model_dir="/m", data_path="/d.parquet", out_dir="/o", shard=3, num_shards=8)
     assert argv[1:3] == ["-m", C.SAMPLE_MODULE]
     a = VS.parse_args(argv[3:])

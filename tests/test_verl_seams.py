@@ -26,7 +26,7 @@ pytestmark = pytest.mark.verl
 
 from omegaconf import OmegaConf  # noqa: E402  (verl's dependency)
 
-from fgx import workflow as wf  # noqa: E402
+from fgx.plan import params  # noqa: E402
 from fgx.algos import objective  # noqa: E402
 from fgx.algos.objective import overlong_penalty  # noqa: E402
 from fgx.engines.torch.model import build_model, save_checkpoint  # noqa: E402
@@ -81,7 +81,7 @@ def _dapo_manager(tokenizer, kind: str, buffer: int, max_new: int):
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
     # the reward section exactly as fgx's overrides set it (fgx.engines.verl.commands.ppo_overrides)
-    settings = json.loads(wf.rl_settings(_paper_config(reward_kind=kind, buffer=buffer, max_new=max_new), "level2"))
+    settings = json.loads(params.rl_settings(_paper_config(reward_kind=kind, buffer=buffer, max_new=max_new), "level2"))
     ov = C.ppo_overrides(settings, model_dir="/m", train_files=["/t"], val_files=["/v"], checkpoint_dir="/c",
                          experiment_name="x", reward_path=str(REWARD_PATH), n_gpus_per_node=1)
     cfg: dict = {}
@@ -141,7 +141,7 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
 def test_the_dynamic_sampling_metric_is_verls_canonical_reward():
     from verl.trainer.config.algorithm import FilterGroupsConfig  # noqa: F401  (the key exists in verl's config)
 
-    overrides = C.ppo_overrides(json.loads(wf.rl_settings(_paper_config("score", 0, 64), "level2")), model_dir="/m",
+    overrides = C.ppo_overrides(json.loads(params.rl_settings(_paper_config("score", 0, 64), "level2")), model_dir="/m",
                                 train_files=["/t"], val_files=["/v"], checkpoint_dir="/c", experiment_name="x",
                                 reward_path=str(REWARD_PATH), n_gpus_per_node=1)
     assert "algorithm.filter_groups.metric=reward" in overrides

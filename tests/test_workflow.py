@@ -1,4 +1,4 @@
-"""The wiring decisions (fgx.workflow) and the DAG's shape, checked without running jobs."""
+"""The wiring decisions (fgx.plan) and the DAG's shape, checked without running jobs."""
 
 import json
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx import workflow as wf
+from fgx.plan import comparisons, figures, models, params, seeds, splits
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,27 +20,27 @@ def config():
 
 
 def test_seeds_are_stable_and_distinct():
-    assert wf.derive_seed(0, "data", "test") == wf.derive_seed(0, "data", "test")
-    assert wf.derive_seed(0, "data", "test") != wf.derive_seed(0, "data", "val")
-    assert wf.derive_seed(0, "data", "test") != wf.derive_seed(1, "data", "test")
+    assert seeds.derive_seed(0, "data", "test") == seeds.derive_seed(0, "data", "test")
+    assert seeds.derive_seed(0, "data", "test") != seeds.derive_seed(0, "data", "val")
+    assert seeds.derive_seed(0, "data", "test") != seeds.derive_seed(1, "data", "test")
 
 
 def test_split_specs_follow_the_paper(config):
-    s1 = wf.string_split_spec(config, "stage1")
+    s1 = splits.string_split_spec(config, "stage1")
     assert (s1["stage"], s1["split"], s1["min_level"], s1["max_level"]) == (1, "train", 1, 1)
-    l12 = wf.string_split_spec(config, "level1to2")
+    l12 = splits.string_split_spec(config, "level1to2")
     assert (l12["stage"], l12["split"], l12["min_level"], l12["max_level"]) == (2, "train", 1, 2)
-    test = wf.string_split_spec(config, "test")
+    test = splits.string_split_spec(config, "test")
     lo, hi = config["data"]["test_levels"]
     assert (test["split"], test["min_level"], test["max_level"]) == ("test", lo, hi)
     assert test["num"] == config["data"]["test_per_level"] * (hi - lo + 1)
-    assert wf.string_split_spec(config, "val")["seed"] != test["seed"]
+    assert splits.string_split_spec(config, "val")["seed"] != test["seed"]
     with pytest.raises(ValueError, match="unknown string-task split"):
-        wf.string_split_spec(config, "level9")
+        splits.string_split_spec(config, "level9")
 
 
 def test_pretraining_sets_use_the_prior_grammar_carried_inputs_and_first_steps(config):
-    args = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    args = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert " --inputs carried" in args["pretrain"] and "--grammar" not in args["pretrain"]
     assert " --grammar prior" in args["pretrain_prior"]
     assert args["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
@@ -51,20 +51,20 @@ def test_pretraining_sets_use_the_prior_grammar_carried_inputs_and_first_steps(c
 
 def test_prior_depth_reaches_only_the_prior(config):
     """data.pretrain_prior_levels changes the prior's problem set alone."""
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     config["data"]["pretrain_prior_levels"] = [2, 4]
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
 
 
 def test_prior_level_shares_reach_only_the_prior_and_equal_shares_are_the_even_split(config):
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     config["data"].update(pretrain_prior_levels=[2, 5], pretrain_prior_level_shares=[1, 1, 1, 1])
-    even = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    even = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert "--level-shares" not in even["pretrain_prior"]
     config["data"]["pretrain_prior_level_shares"] = [3, 3, 1, 1]
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
     assert after["pretrain_prior"] == even["pretrain_prior"] + " --level-shares 3 3 1 1"
 
@@ -74,120 +74,121 @@ def test_test_and_val_sets_leave_out_the_pretraining_prior(config):
     dependency runs one way only, so a test-set knob never reruns pretraining."""
     config["data"]["pretrain_step_problems"] = 0  # the prior alone; first-step problems: the next test
     prior = "results/data/strings/pretrain_prior.parquet"
-    assert wf.generate_exclusions(config, "test") == wf.generate_exclusions(config, "val") == [prior]
-    assert wf.generate_args(config, "test").endswith(f"--exclude {prior}")
-    assert not any(wf.generate_exclusions(config, s) for s in wf.training_splits(config))
+    assert splits.generate_exclusions(config, "test") == splits.generate_exclusions(config, "val") == [prior]
+    assert splits.generate_args(config, "test").endswith(f"--exclude {prior}")
+    assert not any(splits.generate_exclusions(config, s) for s in splits.training_splits(config))
     no_prior = {**config, "data": {**config["data"], "pretrain_prior_problems": 0}}
-    assert wf.generate_exclusions(no_prior, "test") == []
+    assert splits.generate_exclusions(no_prior, "test") == []
     llm = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
-    assert wf.generate_exclusions(llm, "test") == []
+    assert splits.generate_exclusions(llm, "test") == []
 
 
 def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out(config):
     """data.pretrain_step_problems > 0 adds the pretrain_steps split (levels from pretrain_step_levels);
     it changes no other split's arguments but the test/val exclusions."""
     config["data"]["pretrain_step_problems"] = 0
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert "pretrain_steps" not in before and not any("--first-step" in a for a in before.values())
     config["data"]["pretrain_step_problems"] = 300
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
-    assert wf.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in wf.training_splits(config)
+    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    assert splits.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in splits.training_splits(config)
     assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
     assert after["pretrain_steps"].startswith("--stage 1 ")
     assert after["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
     assert sorted(s for s in before if before[s] != after[s]) == ["test", "test_full_trace", "test_train_funcs", "val"]
     steps = "results/data/strings/pretrain_steps.parquet"
-    assert wf.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
+    assert splits.generate_exclusions(config, "test") == ["results/data/strings/pretrain_prior.parquet", steps]
     config["data"]["pretrain_step_levels"] = [3, 4]
-    assert " --min-level 3 --max-level 4 " in wf.generate_args(config, "pretrain_steps")
+    assert " --min-level 3 --max-level 4 " in splits.generate_args(config, "pretrain_steps")
     config["data"]["pretrain_step_unmarked"] = 0.25  # only the first-step problems' own command changes
-    assert wf.generate_args(config, "pretrain_steps").endswith("--first-step --first-step-unmarked 0.25")
-    assert all(wf.generate_args(config, s) == after[s] for s in after if s != "pretrain_steps")
+    assert splits.generate_args(config, "pretrain_steps").endswith("--first-step --first-step-unmarked 0.25")
+    assert all(splits.generate_args(config, s) == after[s] for s in after if s != "pretrain_steps")
     llm = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
-    assert "pretrain_steps" not in wf.string_splits(llm) and wf.generate_exclusions(llm, "test") == []
+    assert "pretrain_steps" not in splits.string_splits(llm) and splits.generate_exclusions(llm, "test") == []
 
 
 def test_test_set_over_the_train_functions(config):
     """data.test_train_funcs_per_level adds a Stage-2 set over the train functions, in the test partition,
     that leaves out every Stage-2 training file; no model learns from it, the leakage check reads it, and
     the function_transfer figure compares the contrast pairs on it and on the held-out test set."""
-    spec = wf.string_split_spec(config, "test_train_funcs")
+    spec = splits.string_split_spec(config, "test_train_funcs")
     lo, hi = config["data"]["test_train_funcs_levels"]
     assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "train", lo, hi)
     assert spec["num"] == config["data"]["test_train_funcs_per_level"] * (hi - lo + 1)
-    args = wf.generate_args(config, "test_train_funcs")
+    args = splits.generate_args(config, "test_train_funcs")
     assert "--partition test " in args and "--split train " in args
-    excluded = wf.generate_exclusions(config, "test_train_funcs")
-    assert excluded[:2] == wf.generate_exclusions(config, "test")
+    excluded = splits.generate_exclusions(config, "test_train_funcs")
+    assert excluded[:2] == splits.generate_exclusions(config, "test")
     assert excluded[2:] == [f"results/data/strings/{s}.parquet"
                             for s in ("level1", "level2", "level1to2", "level2_chunk1", "level2_chunk2")]
-    assert "test_train_funcs" in wf.eval_splits(config) and "test_train_funcs" not in wf.training_splits(config)
-    assert wf.planned_figures(config)[-1] == "function_transfer"
+    assert "test_train_funcs" in splits.eval_splits(config) and "test_train_funcs" not in splits.training_splits(config)
+    assert figures.planned_figures(config)[-1] == "function_transfer"
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
-    assert wf.figure_inputs(config, "function_transfer") == [
+    assert figures.figure_inputs(config, "function_transfer") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_train_funcs") for m in models]
-    assert json.loads(wf.figure_settings(config, "function_transfer"))["pairs"] == wf.contrast_pairs(config)
+    pairs = json.loads(figures.figure_settings(config, "function_transfer"))["pairs"]
+    assert pairs == comparisons.contrast_pairs(config)
     # a test-set knob: the other splits' arguments stay as they are
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     config["data"]["test_train_funcs_levels"] = [2, 3]
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_train_funcs"]
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "test_train_funcs" not in wf.string_splits(config)
-    assert wf.eval_splits(config) == ["test", "val", "test_full_trace"]
-    assert "function_transfer" not in wf.planned_figures(config)
+    assert "test_train_funcs" not in splits.string_splits(config)
+    assert splits.eval_splits(config) == ["test", "val", "test_full_trace"]
+    assert "function_transfer" not in figures.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
-        wf.string_split_spec(config, "test_train_funcs")
+        splits.string_split_spec(config, "test_train_funcs")
 
 
 def test_full_trace_test_set(config):
     """data.test_full_trace_per_level adds a held-out set (test partition, eval functions) of prompts only a
     full trace solves, none of them in the test set; every model of a contrast pair is evaluated on it for
     the model_contrasts figure, and no other split or figure changes with its knobs."""
-    spec = wf.string_split_spec(config, "test_full_trace")
+    spec = splits.string_split_spec(config, "test_full_trace")
     lo, hi = config["data"]["test_full_trace_levels"]
     assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "test", lo, hi)
     assert spec["num"] == config["data"]["test_full_trace_per_level"] * (hi - lo + 1)
-    args = wf.generate_args(config, "test_full_trace")
+    args = splits.generate_args(config, "test_full_trace")
     assert "--partition test " in args and "--full-trace-only" in args
-    excluded = wf.generate_exclusions(config, "test_full_trace")
-    assert excluded == wf.generate_exclusions(config, "test") + ["results/data/strings/test.parquet"]
-    assert "test_full_trace" in wf.eval_splits(config) and "test_full_trace" not in wf.training_splits(config)
+    excluded = splits.generate_exclusions(config, "test_full_trace")
+    assert excluded == splits.generate_exclusions(config, "test") + ["results/data/strings/test.parquet"]
+    assert "test_full_trace" in splits.eval_splits(config) and "test_full_trace" not in splits.training_splits(config)
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
     own = [f"results/metrics/{m}/test.parquet" for m in models]  # each model's own pass@1 interval
-    assert wf.figure_inputs(config, "model_contrasts") == [
+    assert figures.figure_inputs(config, "model_contrasts") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + own
-    assert all("test_full_trace" not in p for f in wf.FIGURES if f != "model_contrasts"
-               for p in wf.figure_inputs(config, f))
-    before = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    assert all("test_full_trace" not in p for f in figures.FIGURES if f != "model_contrasts"
+               for p in figures.figure_inputs(config, f))
+    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     config["data"]["test_full_trace_levels"] = [4, 5]
-    after = {s: wf.generate_args(config, s) for s in wf.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_full_trace"]
     config["data"]["test_full_trace_per_level"] = 0
-    assert "test_full_trace" not in wf.string_splits(config)
-    assert wf.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
+    assert "test_full_trace" not in splits.string_splits(config)
+    assert figures.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
     with pytest.raises(ValueError, match="unknown string-task split"):
-        wf.string_split_spec(config, "test_full_trace")
+        splits.string_split_spec(config, "test_full_trace")
 
 
 def test_model_lineage(config):
-    assert wf.sft_sources(config, "stage1") == {"init": "results/models/base",
+    assert models.sft_sources(config, "stage1") == {"init": "results/models/base",
                                                 "data": "results/rft/base/stage1.parquet"}
-    assert wf.sft_sources(config, "rft_level2_iter1")["init"] == "results/models/stage1"
-    assert wf.sft_sources(config, "rft_level2_iter2") == {
+    assert models.sft_sources(config, "rft_level2_iter1")["init"] == "results/models/stage1"
+    assert models.sft_sources(config, "rft_level2_iter2") == {
         "init": "results/models/rft_level2_iter1",
         "data": "results/rft/rft_level2_iter1/level2_chunk2.parquet"}
     path_cfg = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
-    assert wf.sft_sources(path_cfg, "stage1")["init"] == "/models/llama"
+    assert models.sft_sources(path_cfg, "stage1")["init"] == "/models/llama"
 
 
 def test_settings_are_canonical_and_local(config):
-    before = wf.rl_settings(config, "level2")
+    before = params.rl_settings(config, "level2")
     config["figures"]["passk_ks"] = [1, 2]
     config["stage1"]["sft"]["lr"] = 1e-5
-    assert wf.rl_settings(config, "level2") == before      # RL does not read plot or SFT settings
+    assert params.rl_settings(config, "level2") == before      # RL does not read plot or SFT settings
     config["rl"]["lr"] = 1e-6
-    assert wf.rl_settings(config, "level2") != before
+    assert params.rl_settings(config, "level2") != before
     assert json.loads(before)["engine"] == config["engine"]
 
 
@@ -211,30 +212,30 @@ def test_dry_run_with_an_experiment_overlay(overlay):
 
 
 def test_findings_read_the_tables_of_the_figures_planned(config):
-    assert wf.findings_inputs(config) == [f"figures/{n}.csv" for n in
+    assert figures.findings_inputs(config) == [f"figures/{n}.csv" for n in
                                           ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer",
                                            "function_transfer")]
     config["countdown"]["enabled"] = False
-    assert "figures/countdown_transfer.csv" not in wf.findings_inputs(config)
+    assert "figures/countdown_transfer.csv" not in figures.findings_inputs(config)
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "figures/function_transfer.csv" not in wf.findings_inputs(config)
-    assert set(wf.FINDINGS_TABLES) <= set(wf.FIGURES)
+    assert "figures/function_transfer.csv" not in figures.findings_inputs(config)
+    assert set(figures.FINDINGS_TABLES) <= set(figures.FIGURES)
 
 
 def test_contrast_pairs_follow_the_runs(config):
-    assert wf.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
+    assert comparisons.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
                                          ["rl_level1", "stage1"], ["rl_level2", "rft_level2_iter2"]]
     models = ("rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2")
-    assert wf.figure_inputs(config, "model_contrasts") == [
+    assert figures.figure_inputs(config, "model_contrasts") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + [
         f"results/metrics/{m}/test.parquet" for m in models]
-    assert json.loads(wf.figure_settings(config, "model_contrasts"))["pairs"] == wf.contrast_pairs(config)
+    assert json.loads(figures.figure_settings(config, "model_contrasts"))["pairs"] == comparisons.contrast_pairs(config)
     config["rl"]["runs"] = ["level2"]
     config["data"]["rft_chunks"] = 1
-    assert wf.contrast_pairs(config) == [["rl_level2", "rft_level2_iter1"]]
+    assert comparisons.contrast_pairs(config) == [["rl_level2", "rft_level2_iter1"]]
     config["rl"]["runs"] = ["level1to2"]
-    assert wf.contrast_pairs(config) == []
-    assert "figures/model_contrasts.pdf" not in wf.figure_targets(config)  # nothing to compare
+    assert comparisons.contrast_pairs(config) == []
+    assert "figures/model_contrasts.pdf" not in figures.figure_targets(config)  # nothing to compare
 
 
 def test_lint_is_clean():
@@ -246,29 +247,29 @@ def test_lint_is_clean():
 def test_the_passk_figure_draws_its_configured_models_of_the_runs_trained(config):
     """figures.passk_models sets which models the main job (the pass@k figure) evaluates, and so trains."""
     assert config["figures"]["passk_models"] == ["stage1", "rl_level1to2"]
-    tests = [p for p in wf.figure_inputs(config, "passk_level_curve") if p.endswith("/test.parquet")]
+    tests = [p for p in figures.figure_inputs(config, "passk_level_curve") if p.endswith("/test.parquet")]
     assert tests == ["results/metrics/stage1/test.parquet", "results/metrics/rl_level1to2/test.parquet"]
     config["figures"]["passk_models"] = ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
-    assert wf.passk_models(config) == ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
+    assert comparisons.passk_models(config) == ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
     config["rl"]["runs"] = ["level1", "level2"]  # a model whose RL run the config leaves out is not drawn
-    assert wf.passk_models(config) == ["stage1", "rl_level1", "rl_level2"]
-    many = [p for p in wf.figure_inputs(config, "passk_level_curve") if "test_many" in p]
+    assert comparisons.passk_models(config) == ["stage1", "rl_level1", "rl_level2"]
+    many = [p for p in figures.figure_inputs(config, "passk_level_curve") if "test_many" in p]
     assert many == ["results/metrics/stage1/test_many.parquet"]  # of the many-samples pair, the one drawn
 
 
 def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
-    inputs = wf.figure_inputs(config, "passk_level_curve")
+    inputs = figures.figure_inputs(config, "passk_level_curve")
     assert inputs[-2:] == [f"results/metrics/{m}/test_many.parquet" for m in ("stage1", "rl_level1to2")]
-    s = json.loads(wf.sampling_settings(config, "eval", "stage1", "test_many"))
+    s = json.loads(params.sampling_settings(config, "eval", "stage1", "test_many"))
     assert s["n"] == config["evaluate"]["many_samples"]["n"]
     assert s["max_new_tokens"] == config["evaluate"]["max_new_tokens"]
-    assert json.loads(wf.metrics_settings(config, "test_many"))["ks"][-1] == config["evaluate"]["many_samples"]["n"]
-    assert json.loads(wf.metrics_settings(config, "test"))["ks"][-1] == config["evaluate"]["n"]
-    before = {s: wf.sampling_settings(config, "eval", "stage1", s) for s in ("test", "test_train_funcs")}
+    assert json.loads(params.metrics_settings(config, "test_many"))["ks"][-1] == config["evaluate"]["many_samples"]["n"]
+    assert json.loads(params.metrics_settings(config, "test"))["ks"][-1] == config["evaluate"]["n"]
+    before = {s: params.sampling_settings(config, "eval", "stage1", s) for s in ("test", "test_train_funcs")}
     config["evaluate"]["many_samples"]["n"] = 64
-    assert {s: wf.sampling_settings(config, "eval", "stage1", s) for s in before} == before
+    assert {s: params.sampling_settings(config, "eval", "stage1", s) for s in before} == before
     config["evaluate"]["many_samples"]["prompts_per_level"] = 0
-    assert not any("test_many" in p for p in wf.figure_inputs(config, "passk_level_curve"))
+    assert not any("test_many" in p for p in figures.figure_inputs(config, "passk_level_curve"))
 
 
 def test_first_per_level_keeps_the_first_prompts_of_each_level():

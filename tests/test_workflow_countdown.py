@@ -1,4 +1,4 @@
-"""The Countdown transfer lineage (paper Section 4.3): wiring decisions in fgx.workflow, the
+"""The Countdown transfer lineage (paper Section 4.3): wiring decisions in fgx.plan, the
 merged SFT data, and the jobs a dry run plans for figures/countdown_transfer.pdf."""
 
 import copy
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx import workflow as wf
+from fgx.plan import comparisons, figures, models, params, seeds, splits
 from fgx.algos.rft import mix_sft_data, sft_rows
 from fgx.config import ConfigError, validate_config
 from fgx.tasks import countdown as C
@@ -24,128 +24,131 @@ def config():
 
 
 def test_splits_and_generator_arguments(config):
-    assert wf.countdown_splits(config) == ["countdown_train", "countdown2", "countdown3", "countdown4",
+    assert splits.countdown_splits(config) == ["countdown_train", "countdown2", "countdown3", "countdown4",
                                            "countdown5"]
-    train = wf.countdown_split_spec(config, "countdown_train")
+    train = splits.countdown_split_spec(config, "countdown_train")
     assert (train["numbers"], train["partition"], train["split"]) == (2, "train", "train")
     assert train["num"] == config["countdown"]["train_problems"]
-    check = wf.countdown_split_spec(config, "countdown2")       # held out from the training problems
+    check = splits.countdown_split_spec(config, "countdown2")       # held out from the training problems
     assert (check["numbers"], check["partition"]) == (2, "test")
-    test4 = wf.countdown_split_spec(config, "countdown4")
+    test4 = splits.countdown_split_spec(config, "countdown4")
     assert (test4["numbers"], test4["num"], test4["partition"]) == (4, config["countdown"]["test_problems"], "none")
-    assert len({wf.countdown_split_spec(config, s)["seed"] for s in wf.countdown_splits(config)}) == 5
+    assert len({splits.countdown_split_spec(config, s)["seed"] for s in splits.countdown_splits(config)}) == 5
     assert train["style"] == config["task"]["style"]
-    seed3 = wf.derive_seed(config["seed"], "countdown", "countdown3")
-    assert wf.countdown_generate_args(config, "countdown3") == (
+    seed3 = seeds.derive_seed(config["seed"], "countdown", "countdown3")
+    assert splits.countdown_generate_args(config, "countdown3") == (
         f"--numbers 3 --num {config['countdown']['test_problems']} --seed {seed3} "
         "--split test --style compact --partition none --max-value 100 --trace target")
     # the trace is the training data's only: a test set never changes with it
     traced = copy.deepcopy(config)
     traced["countdown"]["trace"] = "search"
-    assert wf.countdown_generate_args(traced, "countdown_train").endswith("--trace search")
-    assert all(wf.countdown_generate_args(traced, s) == wf.countdown_generate_args(config, s)
-               for s in wf.countdown_splits(config) if s != "countdown_train")
+    assert splits.countdown_generate_args(traced, "countdown_train").endswith("--trace search")
+    assert all(splits.countdown_generate_args(traced, s) == splits.countdown_generate_args(config, s)
+               for s in splits.countdown_splits(config) if s != "countdown_train")
     smaller = copy.deepcopy(config)
     smaller["countdown"]["max_value"] = 20
-    assert all("--max-value 20" in wf.countdown_generate_args(smaller, s) for s in wf.countdown_splits(config))
+    assert all("--max-value 20" in splits.countdown_generate_args(smaller, s) for s in splits.countdown_splits(config))
     for bad in ("countdown7", "countdown", "train"):
         with pytest.raises(ValueError, match="unknown countdown split"):
-            wf.countdown_split_spec(config, bad)
+            splits.countdown_split_spec(config, bad)
 
 
 def test_data_paths(config):
-    assert wf.data_path(config, "countdown3") == "results/data/countdown/countdown3.parquet"
-    assert wf.data_path(config, "countdown_train") == "results/data/countdown/countdown_train.parquet"
-    assert wf.data_path(config, "test") == "results/data/strings/test.parquet"
-    assert wf.data_path(config, "level1to2") == "results/data/strings/level1to2.parquet"
+    assert splits.data_path(config, "countdown3") == "results/data/countdown/countdown3.parquet"
+    assert splits.data_path(config, "countdown_train") == "results/data/countdown/countdown_train.parquet"
+    assert splits.data_path(config, "test") == "results/data/strings/test.parquet"
+    assert splits.data_path(config, "level1to2") == "results/data/strings/level1to2.parquet"
 
 
 def test_multi_base_lineage(config):
-    assert wf.sft_sources(config, "stage1_multi") == {"init": "results/models/base",
+    assert models.sft_sources(config, "stage1_multi") == {"init": "results/models/base",
                                                       "data": "results/rft/mix/stage1_multi.parquet"}
     # the tiny model has no Countdown skill to sample from: reference traces; an LLM: RFT data
-    assert wf.sft_mix_sources(config, "stage1_multi") == [
+    assert models.sft_mix_sources(config, "stage1_multi") == [
         "results/rft/base/stage1.parquet", "results/data/countdown/countdown_train.parquet"]
     paper = {**config, "task": {**config["task"], "style": "paper"}}
-    assert wf.sft_mix_sources(paper, "stage1_multi")[1] == "results/rft/base/countdown_train.parquet"
-    assert json.loads(wf.sft_mix_settings(config, "stage1_multi"))["repeats"] == [
+    assert models.sft_mix_sources(paper, "stage1_multi")[1] == "results/rft/base/countdown_train.parquet"
+    assert json.loads(params.sft_mix_settings(config, "stage1_multi"))["repeats"] == [
         config["countdown"]["string_repeats"], config["countdown"]["train_repeats"]]
     path_cfg = {**config, "model": {"source": "path", "path": "/models/llama"}}
-    assert wf.sft_sources(path_cfg, "stage1_multi")["init"] == "/models/llama"
+    assert models.sft_sources(path_cfg, "stage1_multi")["init"] == "/models/llama"
     with pytest.raises(ValueError, match="no merged SFT data"):
-        wf.sft_mix_sources(config, "stage1")
+        models.sft_mix_sources(config, "stage1")
 
 
 def test_rl_lineages(config):
-    assert wf.rl_model("level1") == "rl_level1"
-    assert wf.rl_model("level1to2", "multi") == "rl_multi_level1to2"
+    assert models.rl_model("level1") == "rl_level1"
+    assert models.rl_model("level1to2", "multi") == "rl_multi_level1to2"
     with pytest.raises(ValueError, match="no RL model"):
-        wf.rl_model("level3", "multi")
-    assert wf.rl_sources(config, "rl_level2") == {"init": "results/models/stage1",
+        models.rl_model("level3", "multi")
+    assert models.rl_sources(config, "rl_level2") == {"init": "results/models/stage1",
                                                   "train": "results/data/strings/level2.parquet",
                                                   "val": "results/data/strings/val.parquet"}
-    multi = wf.rl_sources(config, "rl_multi_level1")
+    multi = models.rl_sources(config, "rl_multi_level1")
     assert multi == {"init": "results/models/stage1_multi", "train": "results/data/strings/level1.parquet",
                      "val": "results/data/strings/val.parquet"}   # the same string-task RL
-    assert wf.rl_dir("rl_multi_level1") == "results/rl/multi_level1" and wf.rl_dir("rl_level1") == "results/rl/level1"
+    assert models.rl_metrics("level1", "multi") == "results/rl/multi_level1/metrics.parquet"
+    assert models.rl_metrics("level1") == "results/rl/level1/metrics.parquet"
+    assert models.rl_model_of_dir("multi_level1") == "rl_multi_level1"
+    assert models.rl_model_of_dir("level1") == "rl_level1"
     with pytest.raises(ValueError, match="not an RL model"):
-        wf.rl_sources(config, "stage1")
+        models.rl_sources(config, "stage1")
 
 
 def test_countdown_rl_steps_set_only_the_multi_lineage(config):
-    string = wf.rl_settings(config, "level1")
+    string = params.rl_settings(config, "level1")
     same = copy.deepcopy(config)
     same["countdown"]["rl_steps"] = config["rl"]["steps"]
-    assert wf.rl_settings(same, "level1", "multi") == string  # as many steps: the same RL, the same seed
+    assert params.rl_settings(same, "level1", "multi") == string  # as many steps: the same RL, the same seed
     changed = copy.deepcopy(config)
     changed["countdown"]["rl_steps"] = 7
-    assert wf.rl_settings(changed, "level1") == string
-    got = json.loads(wf.rl_settings(changed, "level1", "multi"))
+    assert params.rl_settings(changed, "level1") == string
+    got = json.loads(params.rl_settings(changed, "level1", "multi"))
     assert got == {**json.loads(string), "steps": 7}
 
 
 def test_figure_inputs_and_targets(config):
-    assert wf.countdown_models(config) == MODELS
-    inputs = wf.figure_inputs(config, "countdown_transfer")
+    assert comparisons.countdown_models(config) == MODELS
+    inputs = figures.figure_inputs(config, "countdown_transfer")
     assert inputs == [f"results/eval/{m}/countdown{n}.parquet" for m in MODELS for n in (3, 4, 5)] + [
         "results/eval/stage1_multi/countdown2.parquet"]  # the Multi-Base's atomic skill
-    assert "figures/countdown_transfer.pdf" in wf.figure_targets(config)
+    assert "figures/countdown_transfer.pdf" in figures.figure_targets(config)
     off = copy.deepcopy(config)
     off["countdown"]["enabled"] = False
-    assert "figures/countdown_transfer.pdf" not in wf.figure_targets(off)
-    assert not wf.countdown_enabled(off) and len(wf.figure_targets(off)) == len(wf.FIGURES) - 1
+    assert "figures/countdown_transfer.pdf" not in figures.figure_targets(off)
+    assert not splits.countdown_enabled(off) and len(figures.figure_targets(off)) == len(figures.FIGURES) - 1
 
 
 def test_countdown_knobs_are_local(config):
     """A countdown knob changes only the countdown jobs' settings (so only they rerun), and the
     string-task knobs of evaluate/stage1 do not leak into the Multi-Base's SFT or Countdown evals."""
     def string_jobs(c):
-        return (wf.pretrain_settings(c), wf.rl_settings(c, "level1to2"), wf.sft_settings(c, "stage1"),
-                wf.sampling_settings(c, "rollout", "base", "stage1"),
-                wf.sampling_settings(c, "eval", "rl_level1to2", "test"), wf.generate_args(c, "test"))
+        return (params.pretrain_settings(c), params.rl_settings(c, "level1to2"), params.sft_settings(c, "stage1"),
+                params.sampling_settings(c, "rollout", "base", "stage1"),
+                params.sampling_settings(c, "eval", "rl_level1to2", "test"), splits.generate_args(c, "test"))
 
     before = string_jobs(config)
-    sft = wf.sft_settings(config, "stage1_multi")
-    ev = wf.sampling_settings(config, "eval", "stage1_multi", "countdown3")
+    sft = params.sft_settings(config, "stage1_multi")
+    ev = params.sampling_settings(config, "eval", "stage1_multi", "countdown3")
     changed = copy.deepcopy(config)
     changed["countdown"]["sft"]["lr"] = 1e-4
     changed["countdown"]["evaluate"]["n"] = 8
     changed["countdown"]["train_problems"] = 100
     assert string_jobs(changed) == before
-    assert wf.sft_settings(changed, "stage1_multi") != sft
-    assert json.loads(wf.sampling_settings(changed, "eval", "stage1_multi", "countdown3"))["n"] == 8
+    assert params.sft_settings(changed, "stage1_multi") != sft
+    assert json.loads(params.sampling_settings(changed, "eval", "stage1_multi", "countdown3"))["n"] == 8
     assert json.loads(ev)["n"] == config["countdown"]["evaluate"]["n"]
     other = copy.deepcopy(config)
     other["evaluate"]["n"] = 3
     other["stage1"]["sft"]["lr"] = 1e-5
-    assert wf.sampling_settings(other, "eval", "stage1_multi", "countdown3") == ev
-    assert wf.sft_settings(other, "stage1_multi") == sft
+    assert params.sampling_settings(other, "eval", "stage1_multi", "countdown3") == ev
+    assert params.sft_settings(other, "stage1_multi") == sft
 
 
 def test_paper_style_multi_base_uses_stage1_sampling(config):
-    r = json.loads(wf.sampling_settings(config, "rollout", "base", "countdown_train"))
+    r = json.loads(params.sampling_settings(config, "rollout", "base", "countdown_train"))
     assert r["n"] == config["stage1"]["rollout"]["n"]
-    assert wf.filter_settings(config, "countdown_train") == wf.filter_settings(config, "stage1")
+    assert params.filter_settings(config, "countdown_train") == params.filter_settings(config, "stage1")
 
 
 def test_config_errors_are_readable(config):

@@ -6,7 +6,7 @@ defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knob
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
 it writes), so a key cannot exist in one and not the other.
 
-The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.workflow` from
+The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.plan.params` from
 config.yaml, one config section (its keys unchanged) plus the runtime keys every job carries
 (:class:`Runtime`). ``from_settings`` refuses a missing or unknown key, naming it.
 """

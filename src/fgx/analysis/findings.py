@@ -33,8 +33,10 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from fgx.names import (ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS,
-                       PASSK_ALL_PROMPTS, RFT_ITER)
+from fgx.plan import paths
+from fgx.plan.figures import (ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS,
+                              PASSK_ALL_PROMPTS)
+from fgx.plan.models import RFT_ITER
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -49,13 +51,14 @@ def last_rft_iteration(models) -> str | None:
     return max(iters, key=lambda m: int(RFT_ITER.match(m)[1])) if iters else None
 
 
-def load_tables(paths: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
+def load_tables(files: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
     """One run's figure CSVs given as files (the `findings` rule's inputs), keyed by figure name."""
     tables = {}
-    for path in map(Path, paths):
-        if path.stem not in FINDINGS_TABLES:
+    for path in map(Path, files):
+        name = paths.parse(paths.FIGURE_CSV, path)["figure"] if path.suffix == ".csv" else ""
+        if name not in FINDINGS_TABLES:
             raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(FINDINGS_TABLES)})")
-        tables[path.stem] = pd.read_csv(path)
+        tables[name] = pd.read_csv(path)
     return tables
 
 

@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from fgx.names import FULL_TRACE_SET_PROMPTS
+from fgx.plan.figures import FULL_TRACE_SET_PROMPTS
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"

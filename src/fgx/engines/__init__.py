@@ -1,7 +1,7 @@
 """Engines: ``get_engine("torch")`` (embedded, CPU or one GPU) or ``get_engine("verl")`` (vLLM + verl).
 
 Both have the methods ``sample``, ``pretrain`` (torch only), ``sft`` and ``rl``, take the job's
-settings as :mod:`fgx.workflow` builds them, and write the same files (docs/architecture.md).
+settings as :mod:`fgx.plan.params` builds them, and write the same files (docs/architecture.md).
 """
 
 from __future__ import annotations

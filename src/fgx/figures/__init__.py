@@ -16,7 +16,7 @@ import pandas as pd
 
 from fgx.config import settings_hash
 from fgx.io import atomic_path, read_settings
-from fgx.names import FIGURES
+from fgx.plan.figures import FIGURES
 
 
 def read_with_provenance(path: str | Path, columns: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """Paper Table 1 / Fig. 4: cross-task transfer to Countdown, Avg@k per number count and model.
 
 Inputs: eval parquets ``results/eval/{model}/countdown{n}.parquet`` (one row per prompt with
-``correct: list[bool]``, ``responses``, ``reward_model`` and ``level`` = the number count; the model
-is the parent directory's name), and the Multi-Base's held-out 2-number check (its atomic skill).
+``correct: list[bool]``, ``responses``, ``reward_model`` and ``level`` = the number count;
+fgx.plan.paths.EVAL), and the Multi-Base's held-out 2-number check (its atomic skill).
 Avg@k (the paper's Avg@32) is the mean over prompts of each prompt's mean correctness over its k
 samples; the CI is a percentile bootstrap over prompts (``fgx.metrics.bootstrap_mean_ci``). The
 table also says how the responses reason (``fgx.tasks.countdown.trace_stats``): step lines per
@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import setup
 from fgx.metrics import bootstrap_mean_ci
+from fgx.plan import paths
+from fgx.plan.comparisons import countdown_models
+from fgx.plan.figures import FigureSpec, bootstrap_settings
+from fgx.plan.models import MULTI_BASE
+from fgx.plan.splits import COUNTDOWN_ATOMIC_CHECK, countdown_enabled, countdown_split, countdown_test_splits
 from fgx.tasks.countdown import parse_ground_truth, trace_stats
 
 COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "steps",
@@ -40,13 +44,24 @@ MODEL_LABELS = {
 }
 
 
+def planned_inputs(config) -> list[str]:
+    """Every Table-1 model on every Countdown test, and the Multi-Base on held-out 2-number problems
+    (its atomic skill)."""
+    return ([paths.fill(paths.EVAL, model=m, split=split) for m in countdown_models(config)
+             for split in countdown_test_splits(config)]
+            + [paths.fill(paths.EVAL, model=MULTI_BASE, split=countdown_split(COUNTDOWN_ATOMIC_CHECK))])
+
+
+SPEC = FigureSpec(planned_inputs, settings=bootstrap_settings, planned=countdown_enabled)
+
+
 def label(model: str) -> str:
     return MODEL_LABELS.get(model, model)
 
 
 def model_name(path) -> str:
-    """The model an eval parquet belongs to: its parent directory's name."""
-    return Path(path).parent.name
+    """The model an eval parquet belongs to."""
+    return paths.parse(paths.EVAL, path)["model"]
 
 
 def _model_order(models) -> list[str]:
@@ -94,6 +109,7 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
     import seaborn as sns
 
     setup()

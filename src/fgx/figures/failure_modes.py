@@ -1,7 +1,7 @@
 """Paper Fig. 6: why models fail on Level-3 problems, stacked bars of failure categories per model.
 
-Inputs: evaluation parquets ``results/eval/{model}/test.parquet`` (the model name is the parent
-directory). Every response at ``settings["failure_level"]`` (default 3) is classified by
+Inputs: evaluation parquets ``results/eval/{model}/test.parquet`` (fgx.plan.paths.EVAL). Every
+response at ``settings["failure_level"]`` (default 3) is classified by
 ``fgx.analysis.failure_modes.classify_eval``. Left panel: shares of all responses (Correct
 included); right panel: shares of the failures only.
 """
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from fgx.analysis.failure_modes import CATEGORIES, CORRECT, FAILURES, classify_eval
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, setup
+from fgx.plan import paths
+from fgx.plan.comparisons import failure_mode_models
+from fgx.plan.figures import FigureSpec
 
 COLUMNS = ["model", "level", "category", "count", "share", "failure_share", "n_responses", "source",
            "config_hash"]
@@ -27,6 +29,13 @@ COLOURS = {
     "Incorrect Composition": "#7570b3",
     "Atomic Error": "#d95f02",
 }
+
+
+def planned_inputs(config) -> list[str]:
+    return [paths.fill(paths.EVAL, model=m, split="test") for m in failure_mode_models(config)]
+
+
+SPEC = FigureSpec(planned_inputs, keys=("failure_level",))
 
 
 def counts(classified: pd.DataFrame) -> dict:
@@ -42,7 +51,7 @@ def table(inputs, settings) -> pd.DataFrame:
         df = read_with_provenance(path, ("responses", "reward_model"))
         source = str(path)
         config_hash = df["config_hash"].iloc[0] if len(df) else ""
-        model = Path(path).parent.name  # results/eval/{model}/test.parquet
+        model = paths.parse(paths.EVAL, path)["model"]
         c = counts(classify_eval(df, level=level, source=source))
         n = sum(c.values())
         n_fail = n - c[CORRECT]
@@ -72,6 +81,8 @@ def _stack(ax, df: pd.DataFrame, models: list, cats, column: str) -> None:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     models = list(dict.fromkeys(df["model"]))
     level = int(df["level"].iloc[0]) if len(df) else int(settings.get("failure_level", 3))

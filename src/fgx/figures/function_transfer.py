@@ -11,8 +11,8 @@ A gain that is larger on the train functions is partly learnt per function (an a
 made more reliable inside compositions), and only the rest transfers; the two bars at one level
 separate the two. Levels: those of the train-functions set (the held-out side is cut to them).
 
-Inputs: the eval parquets of both sets for every model of ``pairs`` (the model is the parent
-directory's name, the set the file name). Settings: ``pairs`` ([[A, B], ...]; required),
+Inputs: the eval parquets of both sets for every model of ``pairs`` (fgx.plan.paths.EVAL).
+Settings: ``pairs`` ([[A, B], ...]; required),
 ``bootstrap`` (default 1000), ``ci`` (default 0.95), ``bootstrap_seed`` (default 0).
 """
 
@@ -20,30 +20,46 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.model_contrasts import pair_contrast
 from fgx.figures.style import label, setup
+from fgx.plan import paths
+from fgx.plan.comparisons import contrast_models, contrast_pairs
+from fgx.plan.figures import FigureSpec, bootstrap_settings
+from fgx.plan.splits import TEST_TRAIN_FUNCS, asks_for
 
-# the two test sets: eval file stem -> the label the table and the plot use
-SETS = {"test": "held-out functions", "test_train_funcs": "train functions"}
+# the two test sets: split -> the label the table and the plot use
+SETS = {"test": "held-out functions", TEST_TRAIN_FUNCS: "train functions"}
 COLUMNS = ["a", "b", "functions", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high",
            "p_a_better", "n_prompts", "source", "config_hash", "source_b", "config_hash_b"]
+
+
+def planned_inputs(config) -> list[str]:
+    return [paths.fill(paths.EVAL, model=m, split=split) for split in SETS for m in contrast_models(config)]
+
+
+def spec_settings(config, figure: str) -> dict:
+    return {**bootstrap_settings(config, figure), "pairs": contrast_pairs(config)}
+
+
+SPEC = FigureSpec(planned_inputs, settings=spec_settings,
+                  planned=lambda config: bool(contrast_pairs(config)) and asks_for(config, TEST_TRAIN_FUNCS))
 
 
 def table(inputs, settings) -> pd.DataFrame:
     settings = settings or {}
     evals: dict[tuple[str, str], pd.DataFrame] = {}
     for p in inputs:
-        stem = Path(p).stem
+        names = paths.parse(paths.EVAL, p)
+        stem = names["split"]
         if stem not in SETS:
             raise ValueError(f"function_transfer: {p} is neither a test.parquet nor a test_train_funcs.parquet "
                              "evaluation (results/eval/<model>/<set>.parquet)")
-        evals[(Path(p).parent.name, stem)] = read_with_provenance(p, ("level", "correct"))
-    train_levels = sorted({lv for (_, stem), df in evals.items() if stem == "test_train_funcs"
+        evals[(names["model"], stem)] = read_with_provenance(p, ("level", "correct"))
+    train_levels = sorted({lv for (_, stem), df in evals.items() if stem == TEST_TRAIN_FUNCS
                            for lv in df["level"].unique()})
     rows = []
     for i, (a, b) in enumerate(settings["pairs"]):
@@ -60,6 +76,8 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
     levels = sorted(df["level"].unique())

@@ -20,7 +20,7 @@ for the models the pass@k figure does not draw.
 
 Inputs: eval parquets ``results/eval/{model}/test.parquet``, optionally
 ``results/eval/{model}/test_full_trace.parquet`` and the metrics tables ``results/metrics/{model}/test.parquet``
-(a table with a ``pass_at_k`` column; the model is the parent directory's name). Settings: ``pairs`` ([[A, B],
+(a table with a ``pass_at_k`` column; fgx.plan.paths.EVAL and METRICS). Settings: ``pairs`` ([[A, B],
 ...], model names; required), ``bootstrap`` (resamples, default 1000), ``ci`` (default 0.95),
 ``bootstrap_seed`` (default 0), ``max_value_len`` (the task's value cap, for the shortcut check; default 8).
 """
@@ -29,21 +29,42 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, setup
 from fgx.metrics import level_contrast
-from fgx.names import ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS
+from fgx.plan import paths
+from fgx.plan.comparisons import contrast_models, contrast_pairs
+from fgx.plan.figures import ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, FigureSpec, bootstrap_settings
+from fgx.plan.splits import TEST_FULL_TRACE, asks_for
 
-TEST, FULL_TRACE_SET = "test", "test_full_trace"  # the eval files' stems
+TEST, FULL_TRACE_SET = "test", TEST_FULL_TRACE  # the splits of the eval files
 
 # provenance: ``source`` / ``config_hash`` (every figure's columns) are model A's, ``*_b`` model B's
 COLUMNS = ["a", "b", "prompts", "level", "a_accuracy", "b_accuracy", "diff", "ci_low", "ci_high", "p_a_better",
            "n_prompts", "a_ci_low", "a_ci_high", "b_ci_low", "b_ci_high", "source", "config_hash", "source_b",
            "config_hash_b"]
+
+
+def planned_inputs(config) -> list[str]:
+    """Every model of a pair on the test set (and the full-trace test set where the config asks for it),
+    and each model's metrics on the test set (its own pass@1 interval: the findings' pass@1 of models the
+    pass@k figure does not draw)."""
+    models = contrast_models(config)
+    splits = [TEST, *([FULL_TRACE_SET] if asks_for(config, FULL_TRACE_SET) else [])]
+    return ([paths.fill(paths.EVAL, model=m, split=split) for split in splits for m in models]
+            + [paths.fill(paths.METRICS, model=m, split=TEST) for m in models])
+
+
+def spec_settings(config, figure: str) -> dict:
+    # the shortcut check evaluates wrong traces under the task's value cap
+    return {**bootstrap_settings(config, figure), "pairs": contrast_pairs(config),
+            "max_value_len": config["task"]["max_value_len"]}
+
+
+SPEC = FigureSpec(planned_inputs, settings=spec_settings, planned=lambda config: bool(contrast_pairs(config)))
 
 
 def pair_contrast(ea: pd.DataFrame, eb: pd.DataFrame, a: str, b: str, settings, offset: int) -> pd.DataFrame:
@@ -72,13 +93,14 @@ def full_trace_only(evaluation: pd.DataFrame, max_len: int, cache: dict) -> pd.D
 
 
 def read_inputs(inputs) -> tuple[dict[str, dict[str, pd.DataFrame]], dict[str, pd.DataFrame]]:
-    """({split stem: {model: evaluation}}, {model: its metrics' pass@1 rows indexed by level}) of the inputs."""
+    """({split: {model: evaluation}}, {model: its metrics' pass@1 rows indexed by level}) of the inputs."""
     from fgx.io import require_columns
 
     evals: dict[str, dict[str, pd.DataFrame]] = {TEST: {}, FULL_TRACE_SET: {}}
     own: dict[str, pd.DataFrame] = {}
     for p in inputs:
-        stem, model = Path(p).stem, Path(p).parent.name
+        names = paths.parse(paths.EVAL, p)  # a metrics table's path (paths.METRICS) has the same wildcards
+        stem, model = names["split"], names["model"]
         if stem not in evals:
             raise ValueError(f"model_contrasts: {p} is neither a {TEST}.parquet nor a {FULL_TRACE_SET}.parquet "
                              "evaluation or metrics table")
@@ -138,6 +160,8 @@ def pair_label(a: str, b: str) -> str:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
     levels = sorted(df["level"].unique())

@@ -7,24 +7,38 @@ Level 1+2), drawn dashed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import finish_grid, label, level_grid, palette
-from fgx.names import PASSK_ALL_PROMPTS as ALL, PASSK_SUBSET_PROMPTS as SUBSET
+from fgx.plan import paths
+from fgx.plan.comparisons import passk_models
+from fgx.plan.figures import PASSK_ALL_PROMPTS as ALL, PASSK_SUBSET_PROMPTS as SUBSET, FigureSpec
+from fgx.plan.splits import TEST_MANY, many_samples_enabled
 
 COLUMNS = ["model", "prompts", "level", "k", "pass_at_k", "ci_low", "ci_high", "n_prompts", "n_samples",
            "source", "config_hash"]
 METRICS_INPUT = ("model", "level", "k", "pass_at_k", "ci_low", "ci_high")  # a metrics parquet
 
 
+def planned_inputs(config) -> list[str]:
+    """The metrics of every test prompt for each model, and of the many-samples subset for those of its
+    models the figure draws."""
+    models = passk_models(config)
+    many = ([m for m in config["evaluate"]["many_samples"]["models"] if m in models]
+            if many_samples_enabled(config) else [])
+    return ([paths.fill(paths.METRICS, model=m, split="test") for m in models]
+            + [paths.fill(paths.METRICS, model=m, split=TEST_MANY) for m in many])
+
+
+SPEC = FigureSpec(planned_inputs, keys=("passk_ks", "passk_levels"))
+
+
 def table(inputs, settings) -> pd.DataFrame:
     parts = []
     for p in inputs:
         df = read_with_provenance(p, METRICS_INPUT)
-        df["prompts"] = SUBSET if Path(p).stem == "test_many" else ALL
+        df["prompts"] = SUBSET if paths.parse(paths.METRICS, p)["split"] == TEST_MANY else ALL
         parts.append(df)
     df = pd.concat(parts, ignore_index=True)
     levels = settings.get("passk_levels")

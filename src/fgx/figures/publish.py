@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from fgx.names import FIGURES
+from fgx.plan.figures import FIGURES
 
 PNGS = ("passk_level_curve", "rl_level_accuracy", "model_contrasts")  # the README shows these
 

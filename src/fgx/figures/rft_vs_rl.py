@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, palette, setup
+from fgx.plan import paths
+from fgx.plan.comparisons import rft_vs_rl_models
+from fgx.plan.figures import FigureSpec
 
 COLUMNS = ["model", "level", "accuracy", "ci_low", "ci_high", "n_prompts", "source", "config_hash"]
+
+
+def planned_inputs(config) -> list[str]:
+    return [paths.fill(paths.METRICS, model=m, split="test") for m in rft_vs_rl_models(config)]
+
+
+SPEC = FigureSpec(planned_inputs)
 
 
 def table(inputs, settings) -> pd.DataFrame:
@@ -23,6 +32,8 @@ def table(inputs, settings) -> pd.DataFrame:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     models = list(dict.fromkeys(df["model"]))
     levels = sorted(df["level"].unique())

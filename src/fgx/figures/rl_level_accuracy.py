@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import finish_grid, label, level_grid, palette
+from fgx.plan import paths
+from fgx.plan.figures import FigureSpec
+from fgx.plan.models import rl_metrics, rl_model_of_dir
 
 COLUMNS = ["model", "step", "level", "accuracy", "source", "config_hash"]
+
+
+def planned_inputs(config) -> list[str]:
+    """The RL metrics of every run (rl.runs)."""
+    return [rl_metrics(run) for run in config["rl"]["runs"]]
+
+
+SPEC = FigureSpec(planned_inputs)
 
 
 def table(inputs, settings) -> pd.DataFrame:
@@ -17,7 +26,7 @@ def table(inputs, settings) -> pd.DataFrame:
     for path in inputs:
         df = read_with_provenance(path, ("metric", "level", "step", "value"))
         df = df[(df["metric"] == "val_accuracy") & (df["level"] >= 1)].copy()
-        df["model"] = f"rl_{Path(path).parent.name}"  # results/rl/{run}/metrics.parquet
+        df["model"] = rl_model_of_dir(paths.parse(paths.RL_METRICS, path)["rl_dir"])
         frames.append(df.rename(columns={"value": "accuracy"}))
     out = pd.concat(frames, ignore_index=True)
     return out[COLUMNS].sort_values(["model", "level", "step"]).reset_index(drop=True)

@@ -1,12 +1,14 @@
-"""Shared look of fgx figures: one colour per model, stable across figures."""
+"""Shared look of fgx figures: one colour per model, stable across figures.
+
+matplotlib and seaborn are imported where a figure is drawn: the planner imports every figure module
+(its SPEC) whenever Snakemake starts, and a dry run draws nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 import math
 
-import matplotlib.pyplot as plt
-import seaborn as sns
+from fgx.plan.models import RFT_ITER
 
 MODEL_LABELS = {
     "stage1": "Stage-1 (RFT) base",
@@ -17,12 +19,14 @@ MODEL_LABELS = {
 
 
 def label(model: str) -> str:
-    if model.startswith("rft_level2_iter"):
-        return f"Iterative RFT L2, iter {model.removeprefix('rft_level2_iter')}"
+    if m := RFT_ITER.match(model):
+        return f"Iterative RFT L2, iter {m[1]}"
     return MODEL_LABELS.get(model, model)
 
 
 def palette(models) -> dict:
+    import seaborn as sns
+
     fixed = list(MODEL_LABELS)
     colours = sns.color_palette("colorblind", n_colors=max(len(fixed), 4))
     out = {m: colours[i] for i, m in enumerate(fixed)}
@@ -33,11 +37,15 @@ def palette(models) -> dict:
 
 
 def setup():
+    import seaborn as sns
+
     sns.set_theme(style="whitegrid", context="paper")
 
 
 def level_grid(levels):
     """One panel per level, up to four per row; returns (fig, {level: ax})."""
+    import matplotlib.pyplot as plt
+
     setup()
     ncols = min(4, max(1, len(levels)))
     nrows = max(1, math.ceil(len(levels) / ncols))
@@ -49,6 +57,8 @@ def level_grid(levels):
 
 def finish_grid(fig, panels, title, pdf):
     """Shared legend below the panels, a title, and the PDF."""
+    import matplotlib.pyplot as plt
+
     handles, labels = next(iter(panels.values())).get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), frameon=False,
                bbox_to_anchor=(0.5, -0.02))

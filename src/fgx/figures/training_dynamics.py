@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from fgx.figures import read_with_provenance
 from fgx.figures.style import label, palette, setup
+from fgx.plan import paths
+from fgx.plan.figures import FigureSpec
+from fgx.plan.models import rl_metrics, rl_model_of_dir
 
 METRICS = ("reward", "val_accuracy", "response_length", "filtered_group_share")
 TITLES = {
@@ -27,6 +29,14 @@ TITLES = {
     "filtered_group_share": "filtered (all-equal) groups",
 }
 COLUMNS = ["model", "run", "step", "metric", "level", "value", "source", "config_hash"]
+
+
+def planned_inputs(config) -> list[str]:
+    """The RL metrics of every run (rl.runs)."""
+    return [rl_metrics(run) for run in config["rl"]["runs"]]
+
+
+SPEC = FigureSpec(planned_inputs)
 
 
 def table(inputs, settings) -> pd.DataFrame:
@@ -42,9 +52,9 @@ def table(inputs, settings) -> pd.DataFrame:
         df = df[df["metric"].isin(metrics)].copy()
         if levels:
             df = df[(df["level"] < 0) | df["level"].isin(levels)]
-        run = Path(path).parent.name  # results/rl/{run}/metrics.parquet
+        run = paths.parse(paths.RL_METRICS, path)["rl_dir"]
         df["run"] = run
-        df["model"] = f"rl_{run}"
+        df["model"] = rl_model_of_dir(run)
         frames.append(df)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
@@ -70,6 +80,8 @@ def _title(metric: str, level: int) -> str:
 
 
 def draw(df: pd.DataFrame, pdf, settings) -> None:
+    import matplotlib.pyplot as plt
+
     setup()
     keys = panels(df)
     ncols = min(4, max(1, len(keys)))

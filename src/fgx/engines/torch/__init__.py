@@ -3,7 +3,7 @@ pretraining, SFT and RL loops, on CPU or one GPU.
 
 Works with any local Hugging Face causal LM directory (chat templates applied when the tokenizer
 has one); the fast decode path covers Llama-architecture models (Llama, Qwen2). Every method
-takes the job's settings as :mod:`fgx.workflow` builds them (:mod:`fgx.settings` reads them).
+takes the job's settings as :mod:`fgx.plan.params` builds them (:mod:`fgx.settings` reads them).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ same settings give the same argv, and tests/test_verl_commands.py composes every
 list below against verl's own config (``ppo_trainer`` / ``sft_trainer_engine``) in struct mode, so
 a misspelt or stale key fails CI instead of hour 3 of a GPU job.
 
-Settings (the JSON each job receives, see fgx.workflow) carry the science keys (``lr``,
+Settings (the JSON each job receives, see fgx.plan.params) carry the science keys (``lr``,
 ``group_size``, ``max_new_tokens`` ...) and the config's ``verl:`` section under ``settings["verl"]``
 (machine knobs: token budgets, offloading, memory fractions), every key of it: config.yaml sets them
 all, :class:`fgx.settings.Verl` declares them.

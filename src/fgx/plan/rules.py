@@ -1,0 +1,114 @@
+"""What the rules call: the config bound once, every method a Snakemake input or params function
+of the job's ``wildcards`` (rules only wire files; every decision is in the modules beside this)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from fgx.plan import comparisons, figures, models, params, paths, splits
+
+
+class Plan:
+    """``plan = Plan(config)`` in rules/common.smk; ``input: plan.data``, ``params: settings=plan.eval_settings``."""
+
+    def __init__(self, config: Mapping):
+        self.config = config
+
+    # targets
+    def targets(self, wildcards=None) -> list[str]:
+        """Every planned figure, the leakage report, the sample browser, the findings (rule all)."""
+        return [*figures.figure_targets(self.config), paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
+
+    # problem sets
+    def generate_args(self, wildcards) -> str:
+        return splits.generate_args(self.config, wildcards.split)
+
+    def generate_exclusions(self, wildcards) -> list[str]:
+        return splits.generate_exclusions(self.config, wildcards.split)
+
+    def countdown_generate_args(self, wildcards) -> str:
+        return splits.countdown_generate_args(self.config, wildcards.split)
+
+    def leakage_test(self, wildcards) -> list[str]:
+        return [splits.data_path(self.config, s) for s in splits.eval_splits(self.config)]
+
+    def leakage_train(self, wildcards) -> list[str]:
+        return [splits.data_path(self.config, s) for s in splits.training_splits(self.config)]
+
+    def test_data(self, wildcards) -> str:
+        return splits.data_path(self.config, "test")
+
+    def many_samples_settings(self, wildcards) -> str:
+        return splits.many_samples_settings(self.config)
+
+    def data(self, wildcards) -> str:
+        """The problem file of ``{split}``."""
+        return splits.data_path(self.config, wildcards.split)
+
+    # models
+    def model(self, wildcards) -> str:
+        """The directory of ``{model}``."""
+        return models.model_dir(self.config, wildcards.model)
+
+    def pretrain_data(self, wildcards) -> list[str]:
+        return [paths.fill(paths.STRING_DATA, split=s) for s in splits.pretrain_splits(self.config)]
+
+    def pretrain_settings(self, wildcards) -> str:
+        return params.pretrain_settings(self.config)
+
+    def sft_init(self, wildcards) -> str:
+        return models.sft_sources(self.config, wildcards.model)["init"]
+
+    def sft_data(self, wildcards) -> str:
+        return models.sft_sources(self.config, wildcards.model)["data"]
+
+    def sft_settings(self, wildcards) -> str:
+        return params.sft_settings(self.config, wildcards.model)
+
+    def mix_sources(self, wildcards) -> list[str]:
+        return models.sft_mix_sources(self.config, wildcards.model)
+
+    def mix_settings(self, wildcards) -> str:
+        return params.sft_mix_settings(self.config, wildcards.model)
+
+    def rl_inputs(self, wildcards) -> dict[str, str]:
+        """init, train and val of rl_{run} (unpack)."""
+        return models.rl_sources(self.config, models.rl_model(wildcards.run))
+
+    def rl_multi_inputs(self, wildcards) -> dict[str, str]:
+        return models.rl_sources(self.config, models.rl_model(wildcards.run, "multi"))
+
+    def rl_settings(self, wildcards) -> str:
+        return params.rl_settings(self.config, wildcards.run)
+
+    def rl_multi_settings(self, wildcards) -> str:
+        return params.rl_settings(self.config, wildcards.run, "multi")
+
+    # sampling, filtering, metrics
+    def rollout_settings(self, wildcards) -> str:
+        return params.sampling_settings(self.config, "rollout", wildcards.model, wildcards.split)
+
+    def eval_settings(self, wildcards) -> str:
+        return params.sampling_settings(self.config, "eval", wildcards.model, wildcards.split)
+
+    def filter_settings(self, wildcards) -> str:
+        return params.filter_settings(self.config, wildcards.split)
+
+    def metrics_settings(self, wildcards) -> str:
+        return params.metrics_settings(self.config, wildcards.split)
+
+    # figures and analyses
+    def figure_inputs(self, wildcards) -> list[str]:
+        return figures.figure_inputs(self.config, wildcards.figure)
+
+    def figure_settings(self, wildcards) -> str:
+        return figures.figure_settings(self.config, wildcards.figure)
+
+    def browser_inputs(self, wildcards) -> list[str]:
+        return [paths.fill(paths.EVAL, model=m, split="test") for m in comparisons.failure_mode_models(self.config)]
+
+    def browser_settings(self, wildcards) -> str:
+        return params.browser_settings(self.config)
+
+    def findings_inputs(self, wildcards) -> list[str]:
+        return figures.findings_inputs(self.config)
