@@ -42,7 +42,7 @@ def machine() -> str:
         cpu, flags = fields.get("model name", cpu), fields.get("flags", "")
     except OSError:
         pass
-    # the vector unit moves CPU times by up to 2x between machines of one model name
+    # the vector unit (AVX-512 or not) moves CPU times between machines of one model name
     out = f"{cpu}{' with AVX-512' if 'avx512f' in flags.split() else ''}, {os.cpu_count()} cores"
     try:
         import torch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create ./.venv with fgx and its pinned CPU dependencies (idempotent; ~3 min on a fresh machine).
+# Create ./.venv with fgx and its pinned CPU dependencies (idempotent).
 #   bash envs/install.sh            # core stack: torch (CPU), transformers, snakemake, pandas, ...
 #   FGX_EXTRAS=verl bash envs/install.sh   # also verl and vLLM's CPU build: the verl engine runs on the CPU
 #   FGX_TORCH_INDEX=https://download.pytorch.org/whl/cpu bash envs/install.sh   # CPU-only torch on Linux

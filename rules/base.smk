@@ -18,7 +18,7 @@ rule pretrain_base:
     threads: HEAVY_THREADS
     resources:
         mem_mb=4000,
-        runtime=90,  # minutes; 7,200 steps take ~11 minutes on 2 threads of a 2-core AMD EPYC
+        runtime=90,  # minutes; far above pretraining's time on a 2-core CPU (docs/research-log.md#default-7200)
         gpu=GPUS,
     conda:
         ENGINE_ENV

@@ -29,7 +29,7 @@ integer intermediates first, linear chains first, deterministic), never from the
 Compact problems come from fgx's own sampler (:func:`sample_compact_problems`: numbers 1-100, a
 random linear chain of + - * / with positive integer intermediates, target 1-999, no duplicate
 problems), which is deterministic for (numbers, seed) and takes milliseconds per problem;
-reasoning-gym (sympy-based, ~40-60 ms per problem) stays the source of the paper-style data.
+reasoning-gym (sympy-based, far slower per problem) stays the source of the paper-style data.
 
 Held-out splits: ``partition="train"|"test"`` keeps only the problems whose hash (of the sorted
 numbers and the target) falls in that half (``test``: hash % 8 == 0), so a 2-number test set

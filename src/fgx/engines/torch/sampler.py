@@ -34,7 +34,7 @@ class Completion:
 # ----------------------------------------------------------------------------- sampling helpers
 def _sample_next(logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator | None):
     """Next token ids (B,) from float logits (B, V): greedy when temperature <= 0, else inverse-CDF
-    sampling (one uniform per row + a sorted search; ~10x cheaper on CPU than multinomial)."""
+    sampling (one uniform per row + a sorted search; cheaper on CPU than torch.multinomial)."""
     if temperature <= 0:
         return logits.argmax(-1)
     logits = logits.float()
