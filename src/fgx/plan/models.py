@@ -94,12 +94,11 @@ def countdown_sft_source(config: Mapping) -> str:
     """Where the Multi-Base's Countdown 2-number SFT examples come from.
 
     compact style (the tiny default): the reference traces themselves (extra_info.solution).
-    The tiny base has never seen Countdown (0 % on 2-number problems), so rejection sampling
+    The tiny base has never seen Countdown and solves no 2-number problem, so rejection sampling
     from it would keep nothing: its atomic skill must come from supervised data, as an LLM's
-    comes from pretraining. Why an SFT of the shared string base rather than a second base
-    pretrained on strings + Countdown (README "Countdown transfer", measured on 2 CPU cores):
-    the SFT (8000 problems, 2 epochs) reaches ~41 % on held-out 2-number problems in ~90 s,
-    while a second pretraining would cost as much again as the DAG's most expensive job.
+    comes from pretraining. An SFT of the shared string base rather than a second base pretrained
+    on strings + Countdown, because the SFT learns the atomic skill in a small share of the time a
+    second pretraining (the DAG's most expensive job) would take (docs/research-log.md#countdown-recipe).
     paper style (an LLM that can already do arithmetic): the paper's recipe, correct rollouts
     of the base on 2-number problems (RFT data), filtered like Stage 1's string rollouts."""
     if config["task"]["style"] == "compact":
