@@ -54,7 +54,8 @@ def test_experiment_overlays_are_valid_on_the_default_and_change_only_their_keys
     header = (ROOT / name).read_text().split("\n")
     assert header[0].startswith("# Question:"), f"{name}: start with the question it answers"
     text = "\n".join(header)
-    assert "Changes:" in text and "Measured" in text, f"{name}: say what it changes and what was measured"
+    assert "# Changes" in text and "# Measurements:" in text and "docs/research-log.md#" in text, \
+        f"{name}: say what it changes and where its measurements are"
 
 
 def test_paper_config_is_valid_over_the_default():
