@@ -449,6 +449,8 @@ class Verl:
     overlong_penalty_factor: float = knob("DAPO overlong penalty at the last token", ge=0)
     val_temperature: float = knob("held-out accuracy during RL: sampling temperature (0: greedy)", ge=0)
     val_n: int = knob("held-out accuracy during RL: samples per prompt", ge=1)
+    log_val_generations: int = knob("validation responses verl logs at each validation (console, tensorboard)",
+                                    ge=0, machine=True)
     max_actor_ckpt_to_keep: int = knob("resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)", ge=1,
                                        machine=True)
     logger: list[str] = knob("verl's loggers (file: per-step JSON lines -> metrics.parquet; tensorboard: event "

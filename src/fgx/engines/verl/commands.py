@@ -234,6 +234,7 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("actor_rollout_ref.rollout.val_kwargs.do_sample", float(v["val_temperature"]) > 0),
         _ov("actor_rollout_ref.rollout.val_kwargs.temperature", float(v["val_temperature"])),
         _ov("actor_rollout_ref.rollout.val_kwargs.n", int(v["val_n"])),
+        _ov("trainer.log_val_generations", int(v["log_val_generations"])),
         _ov("actor_rollout_ref.ref.log_prob_use_dynamic_bsz", True),
         _ov("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
         _ov("actor_rollout_ref.ref.fsdp_config.param_offload", True),
