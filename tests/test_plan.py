@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from fgx.plan import Plan, models, paths
-from fgx.plan.figures import FIGURES, FigureSpec, spec
+from fgx.plan.figures import FIGURES, FigureSpec
+from fgx.plan.targets import spec
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE_FILES = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]

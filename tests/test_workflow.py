@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits
+from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,11 +122,11 @@ def test_test_set_over_the_train_functions(config):
     assert excluded[2:] == [f"results/data/strings/{s}.parquet"
                             for s in ("level1", "level2", "level1to2", "level2_chunk1", "level2_chunk2")]
     assert "test_train_funcs" in splits.eval_splits(config) and "test_train_funcs" not in splits.training_splits(config)
-    assert figures.planned_figures(config)[-1] == "function_transfer"
+    assert targets.planned_figures(config)[-1] == "function_transfer"
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
-    assert figures.figure_inputs(config, "function_transfer") == [
+    assert targets.figure_inputs(config, "function_transfer") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_train_funcs") for m in models]
-    pairs = json.loads(figures.figure_settings(config, "function_transfer"))["pairs"]
+    pairs = json.loads(targets.figure_settings(config, "function_transfer"))["pairs"]
     assert pairs == comparisons.contrast_pairs(config)
     # a test-set knob: the other splits' arguments stay as they are
     before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
@@ -136,7 +136,7 @@ def test_test_set_over_the_train_functions(config):
     config["data"]["test_train_funcs_per_level"] = 0
     assert "test_train_funcs" not in splits.string_splits(config)
     assert splits.eval_splits(config) == ["test", "val", "test_full_trace"]
-    assert "function_transfer" not in figures.planned_figures(config)
+    assert "function_transfer" not in targets.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
         splits.string_split_spec(config, "test_train_funcs")
 
@@ -156,17 +156,17 @@ def test_full_trace_test_set(config):
     assert "test_full_trace" in splits.eval_splits(config) and "test_full_trace" not in splits.training_splits(config)
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
     own = [f"results/metrics/{m}/test.parquet" for m in models]  # each model's own pass@1 interval
-    assert figures.figure_inputs(config, "model_contrasts") == [
+    assert targets.figure_inputs(config, "model_contrasts") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + own
     assert all("test_full_trace" not in p for f in figures.FIGURES if f != "model_contrasts"
-               for p in figures.figure_inputs(config, f))
+               for p in targets.figure_inputs(config, f))
     before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     config["data"]["test_full_trace_levels"] = [4, 5]
     after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_full_trace"]
     config["data"]["test_full_trace_per_level"] = 0
     assert "test_full_trace" not in splits.string_splits(config)
-    assert figures.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
+    assert targets.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
     with pytest.raises(ValueError, match="unknown string-task split"):
         splits.string_split_spec(config, "test_full_trace")
 
@@ -212,13 +212,13 @@ def test_dry_run_with_an_experiment_overlay(overlay):
 
 
 def test_findings_read_the_tables_of_the_figures_planned(config):
-    assert figures.findings_inputs(config) == [f"figures/{n}.csv" for n in
+    assert targets.findings_inputs(config) == [f"figures/{n}.csv" for n in
                                           ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer",
                                            "function_transfer")]
     config["countdown"]["enabled"] = False
-    assert "figures/countdown_transfer.csv" not in figures.findings_inputs(config)
+    assert "figures/countdown_transfer.csv" not in targets.findings_inputs(config)
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "figures/function_transfer.csv" not in figures.findings_inputs(config)
+    assert "figures/function_transfer.csv" not in targets.findings_inputs(config)
     assert set(figures.FINDINGS_TABLES) <= set(figures.FIGURES)
 
 
@@ -226,16 +226,16 @@ def test_contrast_pairs_follow_the_runs(config):
     assert comparisons.contrast_pairs(config) == [["rl_level2", "rl_level1"], ["rl_level1to2", "rl_level1"],
                                          ["rl_level1", "stage1"], ["rl_level2", "rft_level2_iter2"]]
     models = ("rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2")
-    assert figures.figure_inputs(config, "model_contrasts") == [
+    assert targets.figure_inputs(config, "model_contrasts") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + [
         f"results/metrics/{m}/test.parquet" for m in models]
-    assert json.loads(figures.figure_settings(config, "model_contrasts"))["pairs"] == comparisons.contrast_pairs(config)
+    assert json.loads(targets.figure_settings(config, "model_contrasts"))["pairs"] == comparisons.contrast_pairs(config)
     config["rl"]["runs"] = ["level2"]
     config["data"]["rft_chunks"] = 1
     assert comparisons.contrast_pairs(config) == [["rl_level2", "rft_level2_iter1"]]
     config["rl"]["runs"] = ["level1to2"]
     assert comparisons.contrast_pairs(config) == []
-    assert "figures/model_contrasts.pdf" not in figures.figure_targets(config)  # nothing to compare
+    assert "figures/model_contrasts.pdf" not in targets.figure_targets(config)  # nothing to compare
 
 
 def test_lint_is_clean():
@@ -247,18 +247,18 @@ def test_lint_is_clean():
 def test_the_passk_figure_draws_its_configured_models_of_the_runs_trained(config):
     """figures.passk_models sets which models the main job (the pass@k figure) evaluates, and so trains."""
     assert config["figures"]["passk_models"] == ["stage1", "rl_level1to2"]
-    tests = [p for p in figures.figure_inputs(config, "passk_level_curve") if p.endswith("/test.parquet")]
+    tests = [p for p in targets.figure_inputs(config, "passk_level_curve") if p.endswith("/test.parquet")]
     assert tests == ["results/metrics/stage1/test.parquet", "results/metrics/rl_level1to2/test.parquet"]
     config["figures"]["passk_models"] = ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
     assert comparisons.passk_models(config) == ["stage1", "rl_level1", "rl_level2", "rl_level1to2"]
     config["rl"]["runs"] = ["level1", "level2"]  # a model whose RL run the config leaves out is not drawn
     assert comparisons.passk_models(config) == ["stage1", "rl_level1", "rl_level2"]
-    many = [p for p in figures.figure_inputs(config, "passk_level_curve") if "test_many" in p]
+    many = [p for p in targets.figure_inputs(config, "passk_level_curve") if "test_many" in p]
     assert many == ["results/metrics/stage1/test_many.parquet"]  # of the many-samples pair, the one drawn
 
 
 def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
-    inputs = figures.figure_inputs(config, "passk_level_curve")
+    inputs = targets.figure_inputs(config, "passk_level_curve")
     assert inputs[-2:] == [f"results/metrics/{m}/test_many.parquet" for m in ("stage1", "rl_level1to2")]
     s = json.loads(params.sampling_settings(config, "eval", "stage1", "test_many"))
     assert s["n"] == config["evaluate"]["many_samples"]["n"]
@@ -269,7 +269,7 @@ def test_many_samples_reach_only_the_passk_figure_of_their_pair(config):
     config["evaluate"]["many_samples"]["n"] = 64
     assert {s: params.sampling_settings(config, "eval", "stage1", s) for s in before} == before
     config["evaluate"]["many_samples"]["prompts_per_level"] = 0
-    assert not any("test_many" in p for p in figures.figure_inputs(config, "passk_level_curve"))
+    assert not any("test_many" in p for p in targets.figure_inputs(config, "passk_level_curve"))
 
 
 def test_first_per_level_keeps_the_first_prompts_of_each_level():

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits
+from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
 from fgx.algos.rft import mix_sft_data, sft_rows
 from fgx.config import ConfigError, validate_config
 from fgx.tasks import countdown as C
@@ -109,14 +109,14 @@ def test_countdown_rl_steps_set_only_the_multi_lineage(config):
 
 def test_figure_inputs_and_targets(config):
     assert comparisons.countdown_models(config) == MODELS
-    inputs = figures.figure_inputs(config, "countdown_transfer")
+    inputs = targets.figure_inputs(config, "countdown_transfer")
     assert inputs == [f"results/eval/{m}/countdown{n}.parquet" for m in MODELS for n in (3, 4, 5)] + [
         "results/eval/stage1_multi/countdown2.parquet"]  # the Multi-Base's atomic skill
-    assert "figures/countdown_transfer.pdf" in figures.figure_targets(config)
+    assert "figures/countdown_transfer.pdf" in targets.figure_targets(config)
     off = copy.deepcopy(config)
     off["countdown"]["enabled"] = False
-    assert "figures/countdown_transfer.pdf" not in figures.figure_targets(off)
-    assert not splits.countdown_enabled(off) and len(figures.figure_targets(off)) == len(figures.FIGURES) - 1
+    assert "figures/countdown_transfer.pdf" not in targets.figure_targets(off)
+    assert not splits.countdown_enabled(off) and len(targets.figure_targets(off)) == len(figures.FIGURES) - 1
 
 
 def test_countdown_knobs_are_local(config):

@@ -1,15 +1,13 @@
-"""The figures: their names, and what each reads and which settings it receives, as its own module
-in fgx.figures declares (``SPEC``, a FigureSpec). A figure receives only the settings it reads, so
-a plot knob reruns only its own figure."""
+"""The figures' names and the form of what each figure module in fgx.figures declares (``SPEC``, a
+FigureSpec): the artifacts it reads and the settings it receives. The figure modules import this
+module; :mod:`fgx.plan.targets` reads their declarations, so no module imports one that imports it."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from fgx.plan import paths
-from fgx.plan.seeds import derive_seed, dumps
+from fgx.plan.seeds import derive_seed
 
 # the figure targets, one fgx.figures module each
 FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
@@ -51,35 +49,3 @@ def bootstrap_settings(config: Mapping, figure: str) -> dict:
     e = config["evaluate"]
     return {"bootstrap": e["bootstrap"], "ci": e["ci"],
             "bootstrap_seed": derive_seed(config["seed"], "figure", figure) % (2 ** 31)}
-
-
-def spec(figure: str) -> FigureSpec:
-    """The declaration of figure ``figure`` (its module's ``SPEC``)."""
-    if figure not in FIGURES:
-        raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
-    return importlib.import_module(f"fgx.figures.{figure}").SPEC
-
-
-def figure_inputs(config: Mapping, figure: str) -> list[str]:
-    """The artifacts each figure reads."""
-    return spec(figure).inputs(config)
-
-
-def figure_settings(config: Mapping, figure: str) -> str:
-    s = spec(figure)
-    return dumps({"figure": figure, **{k: config["figures"][k] for k in s.keys if k in config["figures"]},
-                  **s.settings(config, figure)})
-
-
-def planned_figures(config: Mapping) -> list[str]:
-    """The names of every figure the config asks for."""
-    return [name for name in FIGURES if spec(name).planned(config)]
-
-
-def figure_targets(config: Mapping) -> list[str]:
-    return [paths.fill(paths.FIGURE_PDF, figure=name) for name in planned_figures(config)]
-
-
-def findings_inputs(config: Mapping) -> list[str]:
-    """The CSVs of the figures the findings read, among those the config asks for."""
-    return [paths.fill(paths.FIGURE_CSV, figure=name) for name in planned_figures(config) if name in FINDINGS_TABLES]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fgx.plan import comparisons, figures, models, params, paths, splits
+from fgx.plan import comparisons, models, params, paths, splits, targets
 
 
 class Plan:
@@ -17,7 +17,7 @@ class Plan:
     # targets
     def targets(self, wildcards=None) -> list[str]:
         """Every planned figure, the leakage report, the sample browser, the findings (rule all)."""
-        return [*figures.figure_targets(self.config), paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
+        return [*targets.figure_targets(self.config), paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
 
     # problem sets
     def generate_args(self, wildcards) -> str:
@@ -99,10 +99,10 @@ class Plan:
 
     # figures and analyses
     def figure_inputs(self, wildcards) -> list[str]:
-        return figures.figure_inputs(self.config, wildcards.figure)
+        return targets.figure_inputs(self.config, wildcards.figure)
 
     def figure_settings(self, wildcards) -> str:
-        return figures.figure_settings(self.config, wildcards.figure)
+        return targets.figure_settings(self.config, wildcards.figure)
 
     def browser_inputs(self, wildcards) -> list[str]:
         return [paths.fill(paths.EVAL, model=m, split="test") for m in comparisons.failure_mode_models(self.config)]
@@ -111,4 +111,4 @@ class Plan:
         return params.browser_settings(self.config)
 
     def findings_inputs(self, wildcards) -> list[str]:
-        return figures.findings_inputs(self.config)
+        return targets.findings_inputs(self.config)

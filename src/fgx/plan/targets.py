@@ -1,0 +1,44 @@
+"""The figures the config asks for, their inputs and settings, read from each figure module's
+declaration (``SPEC``): a figure receives only the settings it reads, so a plot knob reruns only
+its own figure."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Mapping
+
+from fgx.plan import paths
+from fgx.plan.figures import FIGURES, FINDINGS_TABLES, FigureSpec
+from fgx.plan.seeds import dumps
+
+
+def spec(figure: str) -> FigureSpec:
+    """The declaration of figure ``figure`` (its module's ``SPEC``)."""
+    if figure not in FIGURES:
+        raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
+    return importlib.import_module(f"fgx.figures.{figure}").SPEC
+
+
+def figure_inputs(config: Mapping, figure: str) -> list[str]:
+    """The artifacts each figure reads."""
+    return spec(figure).inputs(config)
+
+
+def figure_settings(config: Mapping, figure: str) -> str:
+    s = spec(figure)
+    return dumps({"figure": figure, **{k: config["figures"][k] for k in s.keys if k in config["figures"]},
+                  **s.settings(config, figure)})
+
+
+def planned_figures(config: Mapping) -> list[str]:
+    """The names of every figure the config asks for."""
+    return [name for name in FIGURES if spec(name).planned(config)]
+
+
+def figure_targets(config: Mapping) -> list[str]:
+    return [paths.fill(paths.FIGURE_PDF, figure=name) for name in planned_figures(config)]
+
+
+def findings_inputs(config: Mapping) -> list[str]:
+    """The CSVs of the figures the findings read, among those the config asks for."""
+    return [paths.fill(paths.FIGURE_CSV, figure=name) for name in planned_figures(config) if name in FINDINGS_TABLES]
