@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create ./.venv with fgx and its pinned CPU dependencies (idempotent).
-#   bash envs/install.sh            # core stack: torch (CPU), transformers, snakemake, pandas, ...
+# Create ./.venv with fgx and its pinned dependencies (idempotent).
+#   bash envs/install.sh            # core stack: torch (a CUDA wheel on Linux), transformers, snakemake, pandas, ...
 #   FGX_EXTRAS=verl bash envs/install.sh   # also verl and vLLM's CPU build: the verl engine runs on the CPU
 #   FGX_TORCH_INDEX=https://download.pytorch.org/whl/cpu bash envs/install.sh   # CPU-only torch on Linux
 # The torch pin matters: a range admitting newer releases can pull several GB of CUDA wheels.
