@@ -3,7 +3,7 @@
 Three blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
-  (pass@1 per model, each finding's verdict, each run's machine, wall time and commit);
+  (pass@1 per model, each finding's verdict, each run's machine and commit);
 - ``timing``: the main job's wall time as a range over its recorded runs, each with its machine and commit
   (``docs/results/main-job-runs.json``), and every figure's from ``docs/results/main-job.json``
   (``benchmarks/main_job.py --then-all --keep`` writes that record);
