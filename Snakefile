@@ -24,5 +24,5 @@ include: "rules/figures.smk"
 
 rule all:
     input:
-        plan.targets,
+        plan.all_targets,
     default_target: True

@@ -75,4 +75,4 @@ def test_plan_methods_read_the_wildcards():
     assert plan.rl_inputs(w)["train"] == "results/data/strings/level2.parquet"
     assert plan.rl_multi_inputs(w)["init"] == "results/models/stage1_multi"
     assert plan.figure_inputs(w)[0] == "results/metrics/stage1/test.parquet"
-    assert plan.targets(w)[-3:] == [paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
+    assert plan.all_targets(w)[-3:] == [paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]

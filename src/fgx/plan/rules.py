@@ -15,7 +15,7 @@ class Plan:
         self.config = config
 
     # targets
-    def targets(self, wildcards=None) -> list[str]:
+    def all_targets(self, wildcards=None) -> list[str]:
         """Every planned figure, the leakage report, the sample browser, the findings (rule all)."""
         return [*targets.figure_targets(self.config), paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
 
