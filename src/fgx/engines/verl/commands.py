@@ -49,8 +49,6 @@ SAMPLER_MODULE = "pkg://fgx.engines.verl.replay_buffer"  # dynamic sampling's re
 # fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
 # "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
 ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
-# the actor's optimizer: the torch engine's RL one (fgx.algos.optimizer), AdamW at a constant lr
-WEIGHT_DECAY, BETAS, GRAD_CLIP = optimizer.RL_WEIGHT_DECAY, optimizer.RL_BETAS, optimizer.GRAD_CLIP
 
 # verl knobs that change how a job runs (memory, token budgets per micro-batch, kernels' shapes,
 # bookkeeping), not what it computes: declared ``machine=True`` in fgx.settings and left out of a job's
@@ -199,11 +197,11 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("actor_rollout_ref.model.enable_gradient_checkpointing", True),
         # actor: one on-policy update per step (mini-batch = batch), so the clip never binds
         _ov("actor_rollout_ref.actor.optim.lr", float(s.lr)),
-        _ov("actor_rollout_ref.actor.optim.weight_decay", WEIGHT_DECAY),
-        _ov("actor_rollout_ref.actor.optim.betas", list(BETAS)),
+        _ov("actor_rollout_ref.actor.optim.weight_decay", optimizer.RL_WEIGHT_DECAY),  # the torch engine's AdamW
+        _ov("actor_rollout_ref.actor.optim.betas", list(optimizer.RL_BETAS)),
         _ov("actor_rollout_ref.actor.optim.lr_scheduler_type", "constant"),
         _ov("actor_rollout_ref.actor.optim.lr_warmup_steps_ratio", 0.0),
-        _ov("actor_rollout_ref.actor.grad_clip", GRAD_CLIP),
+        _ov("actor_rollout_ref.actor.grad_clip", optimizer.GRAD_CLIP),
         _ov("actor_rollout_ref.actor.ppo_mini_batch_size", bsz),
         _ov("actor_rollout_ref.actor.ppo_epochs", 1),
         _ov("actor_rollout_ref.actor.clip_ratio_low", objective.CLIP_RATIO),
