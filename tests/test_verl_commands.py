@@ -420,6 +420,7 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
         _rows().to_parquet(tmp_path / name)
     run, seen = _fake_verl(tmp_path)
     _, settings = rl_jobs(PAPER)[0]
+    settings = {**settings, "steps": 4}  # the fake trainer's steps
     engine = E.VerlEngine(runner=run)
     out, metrics, work = Path("models/rl_level1"), Path("rl/metrics.parquet"), Path("rl/work")
     engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work, settings)
@@ -459,6 +460,7 @@ def test_rl_on_several_nodes_goes_through_ray_slurm(tmp_path, monkeypatch):
         _rows().to_parquet(tmp_path / name)
     run, seen = _fake_verl(tmp_path)
     _, settings = rl_jobs(PAPER)[0]
+    settings = {**settings, "steps": 4}
     E.VerlEngine(runner=run).rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", tmp_path / "out",
                                 tmp_path / "m.parquet", tmp_path / "work", settings)
     argv = seen[0]
@@ -475,6 +477,7 @@ def test_sft_builds_messages_and_merges(tmp_path, monkeypatch):
     data.to_parquet(tmp_path / "rft.parquet")
     run, seen = _fake_verl(tmp_path, steps=2)
     _, settings = sft_jobs(PAPER)[0]
+    settings = {**settings, "epochs": 2, "batch_size": 3}  # 3 examples: one step per epoch
     out = tmp_path / "models" / "stage1"
     E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", out, tmp_path / "work", settings)
     assert "torch.distributed.run" in seen[0] and "--nproc_per_node=1" in seen[0]
@@ -536,3 +539,36 @@ def test_a_damaged_checkpoint_tracker_stops_with_the_file_and_both_fixes(tmp_pat
     tracker.write_text("40\n")
     engine._train(tmp_path / "work", ["trainer"], {})
     assert ran == [["trainer"], ["trainer"]] and len(damaged) == 4
+
+
+def test_a_trainer_that_stops_short_of_its_steps_is_not_marked_finished(tmp_path):
+    """verl exiting cleanly before its last step (as its SFT trainer did after an epoch-boundary resume)
+    raises naming the step reached, and leaves no finished marker, so a rerun continues."""
+    ckpt = tmp_path / "work" / "checkpoints"
+
+    def stops_at(step):
+        def run(argv, env, cwd):
+            (ckpt / f"global_step_{step}").mkdir(parents=True, exist_ok=True)
+            (ckpt / "latest_checkpointed_iteration.txt").write_text(str(step))
+        return run
+
+    with pytest.raises(RuntimeError, match=r"after step 2 of 4 .*not marked finished"):
+        E.VerlEngine(runner=stops_at(2))._train(tmp_path / "work", ["sft"], {}, steps=4, trainer="SFT trainer")
+    assert not (tmp_path / "work" / E.TRAINED_MARKER).exists()
+    E.VerlEngine(runner=stops_at(4))._train(tmp_path / "work", ["sft"], {}, steps=4, trainer="SFT trainer")
+    assert (tmp_path / "work" / E.TRAINED_MARKER).exists()
+
+
+def test_sft_data_smaller_than_one_batch_stops_before_verl_starts(tmp_path, monkeypatch):
+    from fgx.io import InputError
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    init = tmp_path / "base"
+    init.mkdir()
+    _rows(3).assign(response=["a", "b", "c"]).to_parquet(tmp_path / "rft.parquet")
+    run, seen = _fake_verl(tmp_path)
+    _, settings = sft_jobs(PAPER)[0]
+    with pytest.raises(InputError, match=r"rft.parquet: 3 SFT example\(s\), fewer than one batch of 64.*batch_size"):
+        E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", tmp_path / "out", tmp_path / "work",
+                                     {**settings, "batch_size": 64})
+    assert seen == [] and not (tmp_path / "out").exists()

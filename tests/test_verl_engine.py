@@ -2,20 +2,26 @@
 DAG under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
 evaluations, verl's SFT trainer fine-tunes Stage 1, verl's GRPO trains with dynamic sampling and syncs its
 weights to vLLM after every step; the torch engine pretrains the base. Then the two engines' samplers on
-the same model and prompts. Needs ``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
+the same model and prompts. The run is killed twice on the way (SIGKILL to Snakemake's process group, as
+a machine that dies): once right after verl's SFT checkpoints its first of two epochs, once right after
+verl's GRPO checkpoints step 2 of 4; each rerun continues from that checkpoint. Needs
+``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
 """
 
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
 
-from smoke import fresh_copy, snakemake
+from smoke import SNAKEMAKE, fresh_copy, snakemake
 
 pytestmark = [pytest.mark.verl, pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("verl") is None or importlib.util.find_spec("vllm") is None,
@@ -27,11 +33,85 @@ TARGETS = ("results/metrics/rl_level1/test.parquet", "results/metrics/stage1/tes
 SAMPLE_COLUMNS = ("responses", "scores", "correct", "response_tokens", "level", "n_correct")
 
 
+SFT_CHECKPOINTS = "results/work/rft_sft/stage1/checkpoints"
+RL_CHECKPOINTS = "results/rl/level1/work/checkpoints"
+
+
+def run_until_checkpoint(work: Path, checkpoints: str, timeout: float = 1200) -> int:
+    """Run the DAG; SIGKILL Snakemake's process group as soon as verl's tracker in ``checkpoints`` names
+    a step (before the trainer saves another). Returns that step."""
+    tracker = work / checkpoints / "latest_checkpointed_iteration.txt"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run([*SNAKEMAKE, "--unlock", *OVERLAYS], cwd=work, env=env, capture_output=True, check=True)
+    proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *OVERLAYS, "--", *TARGETS], cwd=work, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    t0 = time.time()
+    while proc.poll() is None and time.time() - t0 < timeout:
+        step = tracker.read_text().strip() if tracker.exists() else ""
+        if step.isdigit():
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            time.sleep(2)
+            return int(step)
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"no checkpoint under {checkpoints} within {time.time() - t0:.0f} s (exit {proc.poll()})")
+
+
+def attempt_steps(work_dir: Path, metric: str) -> list[list[int]]:
+    """Per attempt (verl file-logger file, oldest first), the steps that logged ``metric``."""
+    return [[json.loads(line)["step"] for line in f.read_text().splitlines()
+             if line.strip() and metric in json.loads(line).get("data", {})]
+            for f in sorted((work_dir / "logs").glob("attempt-*.jsonl"))]
+
+
 @pytest.fixture(scope="module")
 def verl_run(tmp_path_factory):
     work = fresh_copy(tmp_path_factory.mktemp("verl") / "fgx")
+    killed = {"sft": run_until_checkpoint(work, SFT_CHECKPOINTS), "rl": run_until_checkpoint(work, RL_CHECKPOINTS)}
+    (work / "killed_at.json").write_text(json.dumps(killed))
     snakemake(work, "--cores", "2", *OVERLAYS, "--", *TARGETS)
     return work
+
+
+def test_a_killed_verl_sft_resumes_from_its_epoch_end_checkpoint_and_trains_the_next_epoch(verl_run, tmp_path):
+    """Killed after epoch 1 of 2 (a checkpoint at an epoch boundary, verl issue #7401), the rerun loads
+    that checkpoint and trains every step of epoch 2, and the model equals one trained without a kill."""
+    from safetensors.torch import load_file
+
+    from fgx.engines.verl.engine import VerlEngine, sft_steps_per_epoch
+
+    work_dir = verl_run / "results/work/rft_sft/stage1"
+    resolved = json.loads((verl_run / "results/models/stage1/resolved_config.json").read_text())
+    settings = resolved["settings"]
+    examples = len(pd.read_parquet(work_dir / "sft.parquet"))
+    per_epoch = sft_steps_per_epoch(examples, settings["batch_size"], 1)
+    assert settings["epochs"] == 2 and per_epoch >= 2
+    assert json.loads((verl_run / "killed_at.json").read_text())["sft"] == per_epoch
+    attempts = attempt_steps(work_dir, "train/global_tokens")
+    assert len(attempts) == 2 and attempts[1] == list(range(per_epoch + 1, 2 * per_epoch + 1)), attempts
+    assert set(attempts[0]) >= set(range(1, per_epoch + 1))
+    log = (verl_run / "logs/rft_sft/stage1.log").read_text()
+    assert f"resuming SFT trainer from its checkpoint at step {per_epoch}" in log
+    assert "data loader state set aside" in log
+    clean = tmp_path / "clean"
+    VerlEngine().sft(resolved["init_model"], work_dir / "sft.parquet", clean, tmp_path / "clean_work", settings)
+    a, b = load_file(verl_run / "results/models/stage1/model.safetensors"), load_file(clean / "model.safetensors")
+    diff = max(float((a[k].double() - b[k].double()).abs().max()) for k in a)
+    print(f"\nverl SFT killed at step {per_epoch} of {2 * per_epoch} and resumed vs uninterrupted: "
+          f"max abs weight difference {diff:.3g}")
+    assert a.keys() == b.keys() and diff == 0.0
+
+
+def test_a_killed_verl_grpo_run_resumes_from_its_last_checkpoint(verl_run):
+    """Killed right after the checkpoint of step 2, the rerun continues at step 3 (not step 0): steps 1-2
+    were trained by the first attempt, 3-4 by the second, and the metrics hold each step once."""
+    assert json.loads((verl_run / "killed_at.json").read_text())["rl"] == 2
+    attempts = attempt_steps(verl_run / "results/rl/level1/work", "actor/pg_loss")
+    assert len(attempts) == 2 and attempts[0][:2] == [1, 2] and attempts[1] == [3, 4], attempts
+    rl = pd.read_parquet(verl_run / "results/rl/level1/metrics.parquet")
+    assert sorted(rl[rl["metric"] == "loss"]["step"]) == [1, 2, 3, 4]
+    assert "resuming GRPO trainer from its checkpoint at step 2" in (verl_run / "logs/rl/level1.log").read_text()
 
 
 def test_every_verl_job_ran_and_wrote_what_the_torch_engine_writes(verl_run):

@@ -316,3 +316,60 @@ def test_verl_dynamic_sampling_trains_on_a_short_batch_when_the_budget_runs_out(
     store, batch, metrics = _budgeted_step(monkeypatch, informative, max_generation_batches=2)
     assert store.submitted == 8 and metrics["training/filter_groups/num_groups_trained"] == 1
     assert {k.split("_")[0] for k in batch.keys} == {"p5"}
+
+
+def _verl_sft_loader(examples: int, batch_size: int, world_size: int, rank: int = 0):
+    """The data loader verl 0.9.1's SFT trainer builds (verl/trainer/sft_trainer.py)."""
+    from torch.utils.data import DistributedSampler
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    data = list(range(examples))
+    sampler = DistributedSampler(data, shuffle=True, num_replicas=world_size, rank=rank, drop_last=True)
+    return sampler, StatefulDataLoader(data, batch_size=batch_size // world_size, sampler=sampler, drop_last=True,
+                                       num_workers=0)
+
+
+def test_sft_steps_per_epoch_is_the_length_of_verls_sft_loader():
+    from fgx.engines.verl.engine import sft_steps_per_epoch
+
+    cases = [(n, b, w) for n in (1, 7, 16, 63, 64, 65, 130, 1001) for b in (1, 4, 16, 64) for w in (1, 2, 8) if b >= w]
+    for n, b, w in cases:
+        assert sft_steps_per_epoch(n, b, w) == len(_verl_sft_loader(n, b, w)[1]), (n, b, w)
+    assert len(cases) == 72
+
+
+def test_an_sft_resume_at_an_epoch_boundary_trains_the_next_epoch(tmp_path):
+    """verl issue #7401 with verl's own data loader: the state saved at the end of epoch 0 makes the
+    resumed epoch 1 yield no batch; with fgx setting that state aside, epoch 1 yields the batches an
+    uninterrupted run's epoch 1 yields, in the same order. A mid-epoch state is left for verl."""
+    from fgx.engines.verl.engine import set_aside_epoch_end_loader_state
+
+    def epoch(sampler, loader, e):
+        sampler.set_epoch(e)
+        return [b.tolist() for b in loader]
+
+    sampler, loader = _verl_sft_loader(10, 3, 1)
+    clean = [epoch(sampler, loader, 0), epoch(sampler, loader, 1)]
+    assert len(clean[1]) == 3 and clean[0] != clean[1]
+    ckpt = tmp_path / "checkpoints"
+    step_dir = ckpt / "global_step_3"
+    step_dir.mkdir(parents=True)
+    sampler, loader = _verl_sft_loader(10, 3, 1)
+    sampler.set_epoch(0)
+    for step, _ in enumerate(loader, start=1):
+        if step == 3:  # verl's checkpoint at step 3, the end of epoch 0, saved inside its loop
+            torch.save(loader.state_dict(), step_dir / "data_0.pt")
+    (ckpt / "latest_checkpointed_iteration.txt").write_text("3")
+
+    def resumed_epoch():
+        sampler, loader = _verl_sft_loader(10, 3, 1)
+        state = step_dir / "data_0.pt"
+        if state.exists():  # as verl's CheckpointHandler._load_dataloader_state
+            loader.load_state_dict(torch.load(state, weights_only=False))
+        return epoch(sampler, loader, 1)
+
+    assert resumed_epoch() == []  # the bug: epoch 1 silently skipped
+    assert set_aside_epoch_end_loader_state(ckpt, 4) == []  # step 3 is not an epoch end at 4 steps per epoch
+    assert set_aside_epoch_end_loader_state(ckpt, 3) == [step_dir / "data_0.pt.epoch-end"]
+    assert resumed_epoch() == clean[1]
+    assert (step_dir / "data_0.pt.epoch-end").exists()  # renamed, not deleted

@@ -219,6 +219,57 @@ def check_checkpoint_tracker(checkpoint_dir: Path) -> None:
                      f"{checkpoint_dir} to start this job afresh")
 
 
+def checkpoint_step(checkpoint_dir: Path) -> int:
+    """The step of the newest checkpoint verl's tracker names (0: none yet)."""
+    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
+    return int(tracker.read_text().strip()) if tracker.exists() else 0
+
+
+def sft_steps_per_epoch(examples: int, batch_size: int, world_size: int) -> int:
+    """Optimizer steps per epoch of verl 0.9.1's SFT trainer: each rank's ``DistributedSampler``
+    (``drop_last=True``) takes ``examples // world_size`` examples, its ``StatefulDataLoader``
+    (``drop_last=True``) batches of ``batch_size // world_size``; an incomplete batch is dropped."""
+    per_rank = batch_size // world_size
+    if per_rank < 1:
+        raise ValueError(f"SFT batch size {batch_size} is smaller than the world size {world_size}")
+    return (examples // world_size) // per_rank
+
+
+def set_aside_epoch_end_loader_state(checkpoint_dir: Path, steps_per_epoch: int) -> list[Path]:
+    """Resume SFT from a checkpoint saved at the end of an epoch without skipping the next epoch.
+
+    verl 0.9.1's SFT trainer restores the data loader's state with every checkpoint (verl issue
+    #7401). Saved at an epoch boundary, that state is an exhausted epoch; the resumed trainer moves on
+    to the next epoch, whose first pass then yields no batch, so one epoch is silently never trained.
+    fgx checkpoints SFT after each epoch, so every SFT resume is that case. The state carries nothing
+    at a boundary (the next epoch's order comes from ``set_epoch``), so it is renamed out of verl's
+    sight (``data_<rank>.pt.epoch-end``, kept, not deleted) and verl starts the next epoch afresh, in
+    the order an uninterrupted run takes. Returns the files renamed."""
+    step = checkpoint_step(checkpoint_dir)
+    if step == 0 or steps_per_epoch < 1 or step % steps_per_epoch:
+        return []
+    moved = []
+    for state in sorted((checkpoint_dir / f"global_step_{step}").glob("data_*.pt")):
+        target = state.with_name(state.name + ".epoch-end")
+        state.replace(target)
+        moved.append(target)
+    if moved:
+        log.info("resuming SFT at step %d, the end of epoch %d: its data loader state set aside (%s), so "
+                 "that verl trains the next epoch (verl issue #7401)", step, step // steps_per_epoch,
+                 ", ".join(p.name for p in moved))
+    return moved
+
+
+def check_trained_steps(checkpoint_dir: Path, expected: int, trainer: str) -> None:
+    """Raise unless verl's newest checkpoint is its run's last step: a trainer that exits cleanly
+    short of its steps (as verl's SFT did at an epoch boundary) must not pass for a finished one."""
+    step = checkpoint_step(checkpoint_dir)
+    if step != expected:
+        raise RuntimeError(f"verl's {trainer} exited without error after step {step} of {expected} (the newest "
+                           f"checkpoint in {checkpoint_dir}); the job is not marked finished, and a rerun "
+                           "continues from that checkpoint. See the trainer output above in this job's log")
+
+
 def _messages(value) -> list[dict]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(value)]
 
@@ -388,7 +439,10 @@ class VerlEngine:
     # --------------------------------------------------------------------- SFT
     def sft(self, model_dir, data_path, out_dir, work_dir, settings: Mapping) -> None:
         """Rejection fine-tuning with verl's SFT trainer, merged into ``out_dir``."""
-        from fgx.io import atomic_dir, read_rows, write_parquet
+        import pyarrow.parquet as pq
+
+        from fgx.io import InputError, atomic_dir, read_rows, write_parquet
+        from fgx.settings import SFT
 
         out_dir = Path(out_dir)
         v = C.verl_settings(settings)
@@ -399,11 +453,21 @@ class VerlEngine:
         if not train.exists():
             write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
         ckpt = work / "checkpoints"
+        job = SFT.from_settings(settings)
+        examples = pq.ParquetFile(train).metadata.num_rows
+        per_epoch = sft_steps_per_epoch(examples, int(job.batch_size), n_gpus)
+        if per_epoch == 0:
+            raise InputError(f"{data_path}: {examples} SFT example(s), fewer than one batch of {job.batch_size} "
+                             f"on {n_gpus} rank(s); verl's SFT trainer drops an incomplete batch and would train "
+                             "no step. Lower the SFT batch_size of this stage in config.yaml, or give it more data")
         argv = C.sft_command(settings, python=self.python, model_dir=str(model_view(model_dir, work)),
                              train_file=str(train.resolve()), checkpoint_dir=str(ckpt.resolve()),
                              experiment_name=out_dir.name, n_gpus_per_node=n_gpus, cpu=cpu)
+        if not (work / TRAINED_MARKER).exists():
+            set_aside_epoch_end_loader_state(ckpt, per_epoch)
         self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
-                                         **(cpu_env(v) if cpu else {})}))
+                                         **(cpu_env(v) if cpu else {})}),
+                    steps=per_epoch * int(job.epochs), trainer="SFT trainer")
         step_dir = latest_checkpoint(ckpt)
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
@@ -434,7 +498,8 @@ class VerlEngine:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
         self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
                                          "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
-                                         "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})}))
+                                         "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})}),
+                    steps=int(settings["steps"]), trainer="GRPO trainer")
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
         if frame.empty:
@@ -453,13 +518,20 @@ class VerlEngine:
         logs.mkdir(parents=True, exist_ok=True)
         return logs / f"attempt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
 
-    def _train(self, work: Path, argv: Sequence[str], env: Mapping[str, str]) -> None:
-        """Run a trainer in ``work`` unless an earlier attempt already finished it."""
+    def _train(self, work: Path, argv: Sequence[str], env: Mapping[str, str], *, steps: int | None = None,
+               trainer: str = "trainer") -> None:
+        """Run a trainer in ``work`` unless an earlier attempt already finished it; with ``steps``,
+        finished means verl's newest checkpoint is that step."""
         if (work / TRAINED_MARKER).exists():
             log.info("training already finished in %s (an earlier attempt): merging only", work)
             return
         check_checkpoint_tracker(work / "checkpoints")
+        resumed = checkpoint_step(work / "checkpoints")
+        if resumed:
+            log.info("resuming %s from its checkpoint at step %d", trainer, resumed)
         self._run(argv, env, work)
+        if steps is not None:
+            check_trained_steps(work / "checkpoints", steps, trainer)
         (work / TRAINED_MARKER).write_text(shlex.join(map(str, argv)) + "\n")
 
 
