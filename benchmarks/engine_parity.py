@@ -20,8 +20,10 @@ per-token mean over the batch), each with its own optimizer.
 
     flock /tmp/fgx-heavy.lock python benchmarks/engine_parity.py [--precision fp32 bf16] [--controls] [--json out.json]
 
-verl's FSDP engine computes in bf16 unless ``fsdp_config.mixed_precision`` says otherwise; ``fp32`` here adds
-``mixed_precision={param_dtype: fp32, reduce_dtype: fp32, buffer_dtype: fp32}``, ``bf16`` leaves verl's default.
+verl's FSDP engine computes in bf16 unless ``mixed_precision`` says otherwise; fgx's CPU overrides set fp32
+(:data:`fgx.engines.verl.commands.FP32_MIXED_PRECISION`), and ``bf16`` here takes that override out to show what
+verl's default costs. ``--controls`` also runs objectives that must not match: the RL update with the advantages'
+sign flipped and with another ``loss_agg_mode``, SFT with verl's own default optimizer.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # the tiny Llama of both sides: two layers, heads of 32 dimensions
 SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
              intermediate_size=128, max_position_embeddings=256)
-FP32_MIXED_PRECISION = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
 
 
 def cpu_name() -> str:
@@ -100,9 +101,15 @@ def settings(rl: dict | None = None, sft: dict | None = None) -> dict:
     return {"rl": json.loads(params.rl_settings(cfg, "level1")), "sft": json.loads(params.sft_settings(cfg, "stage1"))}
 
 
-def mixed_precision_override(prefix: str) -> str:
-    """The Hydra override that makes verl's FSDP engine compute in fp32 (a key verl's yaml leaves out: '+')."""
-    return f"+{prefix}.mixed_precision={{" + ",".join(f"{k}:{v}" for k, v in FP32_MIXED_PRECISION.items()) + "}"
+def without_fp32(overrides: list[str]) -> list[str]:
+    """fgx's overrides less its fp32 mixed-precision setting: verl's default (bf16) compute."""
+    return [o for o in overrides if ".mixed_precision=" not in o]
+
+
+def replacing(overrides: list[str], extra) -> list[str]:
+    """``overrides`` with the keys ``extra`` sets replaced by ``extra``'s values."""
+    keys = {e.split("=", 1)[0].lstrip("+") for e in extra}
+    return [o for o in overrides if o.split("=", 1)[0].lstrip("+") not in keys] + list(extra)
 
 
 def compose(config_name: str, overrides: list[str]):
@@ -169,9 +176,7 @@ def rl_overrides(s: dict, model_dir: Path, work: Path, precision: str) -> list[s
     o = C.ppo_overrides(s, model_dir=str(model_dir), train_files=[str(work / "train.parquet")],
                         val_files=[str(work / "val.parquet")], checkpoint_dir=str(work / "ckpt"),
                         experiment_name="parity", reward_path=str(REWARD_PATH), n_gpus_per_node=1, cpu=True)
-    if precision == "fp32":
-        o.append(mixed_precision_override("actor_rollout_ref.actor.fsdp_config"))
-    return o
+    return o if precision == "fp32" else without_fp32(o)
 
 
 def verl_rl_update(model_dir: Path, s: dict, data, work: Path, precision: str = "fp32", flip: bool = False):
@@ -334,14 +339,8 @@ def rl_parity(work: Path, precision: str = "fp32", seed: int = 0, controls: bool
 
 
 # ----------------------------------------------------------------------------- SFT
-def sft_optim_as_torch() -> tuple[str, ...]:
-    """verl's SFT optimizer set to the torch engine's (:mod:`fgx.engines.torch.supervised`): its betas, no weight
-    decay (an SFT job's Schedule), cosine decay to MIN_LR_RATIO of lr."""
-    from fgx.algos.optimizer import SUPERVISED_BETAS
-    from fgx.engines.torch.supervised import MIN_LR_RATIO
-
-    return (f"optim.betas=[{SUPERVISED_BETAS[0]},{SUPERVISED_BETAS[1]}]", "optim.weight_decay=0.0",
-            "optim.lr_scheduler_type=cosine", f"optim.min_lr_ratio={MIN_LR_RATIO}")
+# verl 0.9.1's SFT optimizer defaults (sft_trainer_engine.yaml): what fgx's overrides replace
+VERL_DEFAULT_SFT_OPTIM = ("optim.betas=[0.9,0.999]", "optim.weight_decay=0.01", "optim.lr_scheduler_type=constant")
 
 
 def sft_examples(model_dir: Path, n: int, seed: int, max_length: int):
@@ -403,8 +402,8 @@ def verl_sft_losses(model_dir: Path, s: dict, examples, batches, work: Path, pre
 
     o = C.sft_overrides(s, model_dir=str(model_dir), train_file=str(work / "sft.parquet"),
                         checkpoint_dir=str(work / "sft_ckpt"), experiment_name="parity", n_gpus_per_node=1, cpu=True)
-    o += [*([mixed_precision_override("engine")] if precision == "fp32" else []), *extra,
-          f"trainer.total_training_steps={len(batches)}"]
+    o = replacing(o if precision == "fp32" else without_fp32(o),
+                  [*extra, f"trainer.total_training_steps={len(batches)}"])
     cfg = compose("sft_trainer_engine", o)
     optim = omega_conf_to_dataclass(cfg.optim)
     optim.total_training_steps = len(batches)
@@ -455,21 +454,24 @@ def step1_normalisations(model_dir: Path, examples, batch) -> dict:
     return {"per_token_over_batch": nll / tokens, "per_sequence_mean": sum(per_seq) / len(per_seq)}
 
 
-def sft_parity(work: Path, precision: str = "fp32", seed: int = 0, steps: int = 4) -> dict:
-    """The first ``steps`` SFT steps: torch engine vs verl (fgx's overrides, and its optimizer set to the torch
-    engine's), on the same batches from the same model."""
+def sft_parity(work: Path, precision: str = "fp32", seed: int = 0, steps: int = 4,
+                controls: bool = False) -> dict:
+    """The first ``steps`` SFT steps: torch engine vs verl (fgx's overrides; with ``controls``, also verl's own
+    default optimizer), on the same batches from the same model."""
     model_dir = work / "model" if (work / "model").exists() else tiny_model(work, seed)
     s = settings()["sft"]
     tok, examples = sft_examples(model_dir, s["batch_size"] * steps, seed, s["max_length"])
     batches = sft_batches(examples, s, steps)
     torch_losses = torch_sft_losses(model_dir, s, tok, examples, steps, work / precision)
-    verl_as_fgx = verl_sft_losses(model_dir, s, examples, batches, work, precision)
-    verl_matched = verl_sft_losses(model_dir, s, examples, batches, work, precision, sft_optim_as_torch())
-    return {"precision": precision, "lr": s["lr"], "batch_size": s["batch_size"],
-            "step1_normalisations": step1_normalisations(model_dir, examples, batches[0]), "torch": torch_losses,
-            "verl_fgx_overrides": verl_as_fgx, "verl_optimizer_as_torch": verl_matched,
-            "abs_diff_fgx_overrides": [abs(a - b) for a, b in zip(torch_losses, verl_as_fgx)],
-            "abs_diff_optimizer_as_torch": [abs(a - b) for a, b in zip(torch_losses, verl_matched)]}
+    verl = verl_sft_losses(model_dir, s, examples, batches, work, precision)
+    out = {"precision": precision, "lr": s["lr"], "batch_size": s["batch_size"],
+           "step1_normalisations": step1_normalisations(model_dir, examples, batches[0]), "torch": torch_losses,
+           "verl": verl, "abs_diff": [abs(a - b) for a, b in zip(torch_losses, verl)]}
+    if controls:
+        default = verl_sft_losses(model_dir, s, examples, batches, work, precision, VERL_DEFAULT_SFT_OPTIM)
+        out["control_verl_default_optimizer"] = {"verl": default,
+                                                 "abs_diff": [abs(a - b) for a, b in zip(torch_losses, default)]}
+    return out
 
 
 def main(argv=None) -> int:
@@ -495,7 +497,7 @@ def main(argv=None) -> int:
         tiny_model(work, args.seed)
         for precision in args.precision:
             rl = rl_parity(work, precision, args.seed, controls=args.controls)
-            sft = sft_parity(work, precision, args.seed, args.sft_steps)
+            sft = sft_parity(work, precision, args.seed, args.sft_steps, controls=args.controls)
             report["runs"].append({"precision": precision, "rl": rl, "sft": sft})
             print_run(rl, sft)
     if args.json:
@@ -528,10 +530,12 @@ def print_run(rl: dict, sft: dict) -> None:
     n = sft["step1_normalisations"]
     print(f"== {p}: SFT, first {len(sft['torch'])} steps (batch {sft['batch_size']}, lr {sft['lr']}); step-1 loss "
           f"per token over the batch {n['per_token_over_batch']:.7f}, per sequence {n['per_sequence_mean']:.7f}")
-    print(f"  {'step':<5} {'torch':>11} {'verl (fgx overrides)':>21} {'diff':>9} {'verl (optim = torch)':>21} "
-          f"{'diff':>9}")
-    for i, (a, b, c) in enumerate(zip(sft["torch"], sft["verl_fgx_overrides"], sft["verl_optimizer_as_torch"])):
-        print(f"  {i + 1:<5} {a:>11.7f} {b:>21.7f} {abs(a - b):>9.2g} {c:>21.7f} {abs(a - c):>9.2g}")
+    control = sft.get("control_verl_default_optimizer", {}).get("verl")
+    print(f"  {'step':<5} {'torch':>11} {'verl':>11} {'diff':>9}" + (f" {'control: verl default optim':>28} {'diff':>9}"
+                                                                     if control else ""))
+    for i, (a, b) in enumerate(zip(sft["torch"], sft["verl"])):
+        extra = f" {control[i]:>28.7f} {abs(a - control[i]):>9.2g}" if control else ""
+        print(f"  {i + 1:<5} {a:>11.7f} {b:>11.7f} {abs(a - b):>9.2g}" + extra)
 
 
 if __name__ == "__main__":

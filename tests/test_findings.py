@@ -1,5 +1,7 @@
 """fgx.analysis.findings: the paper's findings checked against figure tables by fixed rules."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -262,3 +264,18 @@ def test_findings_1_to_3_hold_only_when_every_core_row_says_holds():
     # the refinements are not findings 1-3: a full-trace row that says "no" leaves them holding
     rows = [dict(r, verdict="no") if r["finding"] == F.FULL_TRACE_FINDING else r for r in F.check(tables())]
     assert F.core_findings_hold(rows)
+
+
+def test_the_papers_numbers_are_written_once():
+    """Every paper number the findings and the README's table quote comes from PAPER_LEVEL34 (a lead is the
+    difference of two of its pass@1 values), so the README's pass@1 row and a lead cannot disagree."""
+    import ast
+    import re
+
+    tree = ast.parse(Path(F.__file__).read_text(encoding="utf-8"))
+    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert not [t for t in literals if re.search(r"[≈~] ?\+?\d|\d+ → \d+ %", t)], "a paper number written by hand"
+    lead = F.paper_lead("rl_level2", 3)
+    base, rl = F.PAPER_PASS1["rl_level1"].split(" / ")[2], F.PAPER_PASS1["rl_level2"].split(" / ")[2]
+    assert lead == f"≈ +{int(rl[1:]) - int(base[1:])} ({base[1:]} → {rl[1:]} %)"
+    assert dict(F.README_FINDINGS)["2. RL Level 2 − RL Level 1, Level 4"] == F.paper_lead("rl_level2", 4, short=True)

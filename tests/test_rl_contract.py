@@ -86,8 +86,10 @@ def test_both_engines_take_the_optimizer_constants_from_one_module():
     for path in sorted((ROOT / "src/fgx").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-            if (isinstance(node, ast.Assign) and any(n.endswith(("WEIGHT_DECAY", "BETAS", "GRAD_CLIP")) for n in names)
+            constant = ("WEIGHT_DECAY", "BETAS", "GRAD_CLIP", "LR_RATIO")
+            if (isinstance(node, ast.Assign) and any(n.endswith(constant) for n in names)
                     and any(isinstance(c, ast.Constant) and isinstance(c.value, float) for c in ast.walk(node.value))):
                 written.setdefault(str(path.relative_to(ROOT)), []).extend(names)
-    assert written.pop(str(home.relative_to(ROOT))) == ["GRAD_CLIP", "RL_WEIGHT_DECAY", "RL_BETAS", "SUPERVISED_BETAS"]
+    assert written.pop(str(home.relative_to(ROOT))) == ["GRAD_CLIP", "RL_WEIGHT_DECAY", "RL_BETAS", "SUPERVISED_BETAS",
+                                                              "SFT_WEIGHT_DECAY", "MIN_LR_RATIO"]
     assert written == {}, f"an optimizer constant written outside fgx.algos.optimizer: {written}"

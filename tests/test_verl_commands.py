@@ -283,7 +283,7 @@ def test_rollout_command_round_trips_through_vllm_sample_args():
     argv = C.rollout_command(settings, model_dir="/m", data_path="/d.parquet", out_dir="/o", shard=3, num_shards=8)
     assert argv[1:3] == ["-m", C.SAMPLE_MODULE]
     a = VS.parse_args(argv[3:])
-    assert (a.n, a.temperature, a.top_p, a.max_tokens) == (1000, 1.0, 1.0, 8192)
+    assert (a.n, a.temperature, a.top_p, a.max_tokens) == (1024, 1.0, 1.0, 8192)
     assert (a.shard, a.num_shards, a.tensor_parallel_size, a.chunk_prompts) == (3, 8, 1, 128)
     assert a.max_model_len == 1024 + 8192 and a.seed == settings["seed"]
 

@@ -49,13 +49,35 @@ def run_until_checkpoint(work: Path, checkpoints: str, timeout: float = 1200) ->
     while proc.poll() is None and time.time() - t0 < timeout:
         step = tracker.read_text().strip() if tracker.exists() else ""
         if step.isdigit():
-            os.killpg(proc.pid, signal.SIGKILL)
+            kill_session(proc.pid)
             proc.wait()
-            time.sleep(2)
             return int(step)
         time.sleep(0.05)
     proc.kill()
     raise AssertionError(f"no checkpoint under {checkpoints} within {time.time() - t0:.0f} s (exit {proc.poll()})")
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` and every descendant of its leader at once, as a machine
+    that dies: Ray's workers and torchrun's ranks run in process groups of their own."""
+    import psutil
+
+    try:
+        procs = {psutil.Process(sid), *psutil.Process(sid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        procs = set()
+    for p in psutil.process_iter():
+        try:
+            if os.getsid(p.pid) == sid:
+                procs.add(p)
+        except (ProcessLookupError, PermissionError):
+            continue
+    for p in procs:
+        try:
+            p.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(list(procs), timeout=30)
 
 
 def attempt_steps(work_dir: Path, metric: str) -> list[list[int]]:
@@ -70,6 +92,7 @@ def verl_run(tmp_path_factory):
     work = fresh_copy(tmp_path_factory.mktemp("verl") / "fgx")
     killed = {"sft": run_until_checkpoint(work, SFT_CHECKPOINTS), "rl": run_until_checkpoint(work, RL_CHECKPOINTS)}
     (work / "killed_at.json").write_text(json.dumps(killed))
+    snakemake(work, "--unlock", *OVERLAYS)  # a killed Snakemake leaves its lock
     snakemake(work, "--cores", "2", *OVERLAYS, "--", *TARGETS)
     return work
 

@@ -40,6 +40,26 @@ from fgx.plan.models import RFT_ITER
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
+
+# The paper's pass@1 (%) at Levels 3 and 4 (arXiv 2509.25123, Figs. 2-3; read off the plots, so approximate):
+# RL on Level 1 stays at the Stage-1 base, RL on Level 2 (and on Level 1+2) reaches ~30 / ~15, iterative RFT
+# stays at or below 2.6 % on Level 3. Every paper number the findings and the README's table quote comes from here.
+PAPER_LEVEL34 = {"stage1": (5, 1), "rl_level1": (5, 1), "rl_level2": (30, 15), "rl_level1to2": (30, 15)}
+PAPER_RFT_LEVEL3_MAX = 2.6
+# Fig. 5: the pass@k gap of RL on Level 1+2 over the base at Level 5, from k = 1 to k = 1024 (points)
+PAPER_PASSK_GAP_LEVEL5 = {"k": 1024, "gap_k1": 4, "gap_kmax": 25}
+
+
+def paper_lead(model: str, level: int, *, short: bool = False) -> str:
+    """The paper's lead of ``model`` over RL on Level 1 at ``level`` (3 or 4): "≈ +<lead> (<from> → <to> %)"."""
+    i = (3, 4).index(level)
+    a, b = PAPER_LEVEL34[model][i], PAPER_LEVEL34["rl_level1"][i]
+    return f"≈ +{a - b}" if short else f"≈ +{a - b} ({b} → {a} %)"
+PAPER_RFT = f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} % (RL L2 ≈ {PAPER_LEVEL34['rl_level2'][0]} %)"
+PAPER_FULL_TRACE = f"RL L2 ≈ {PAPER_LEVEL34['rl_level2'][1]} % at Level 4"
+PAPER_PASSK = (f"Level 5: {PAPER_PASSK_GAP_LEVEL5['gap_k1']} → ~{PAPER_PASSK_GAP_LEVEL5['gap_kmax']} points "
+               f"(k 1 → {PAPER_PASSK_GAP_LEVEL5['k']})")
+
 HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 points, a third of the paper's ~15
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
                 "rl_level1to2": "RL Level 1+2"}
@@ -187,9 +207,9 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     for model, name in (("rl_level2", "RL on Level 2"), ("rl_level1to2", "RL on Level 1+2")):
         text, verdict = _lead(tables, model, 3, strict=True)
         add(f"{name} − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
-            "≈ +25 (5 → 30 %)" if model == "rl_level2" else "clearly ahead", text, verdict)
+            paper_lead(model, 3) if model == "rl_level2" else "clearly ahead", text, verdict)
         text, verdict = _lead(tables, model, 4, strict=False)
-        add(f"{name} − RL on Level 1 at Level 4", "≈ +14 (1 → 15 %)" if model == "rl_level2" else "clearly ahead",
+        add(f"{name} − RL on Level 1 at Level 4", paper_lead(model, 4) if model == "rl_level2" else "clearly ahead",
             text, verdict)
     # ... at Level 4 on the prompts only a full trace solves (composition, not a shorter trace)
     # (the full-trace test set where the run has one: many more such prompts than the test set holds)
@@ -204,13 +224,13 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         text = (f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RL L2 {100 * r['a_accuracy']:.1f} %, "
                 f"RL L1 {100 * r['b_accuracy']:.1f} % of {where} prompts)")
         if r["ci_low"] > 0 and r["diff"] >= HOLDS_FULL_TRACE_LEAD:
-            add(name, "RL L2 ≈ 15 % at Level 4", text, "holds")
+            add(name, PAPER_FULL_TRACE, text, "holds")
         elif r["ci_low"] > 0:
-            add(name, "RL L2 ≈ 15 % at Level 4", f"{text}; lead below +5 points", "partly")
+            add(name, PAPER_FULL_TRACE, f"{text}; lead below +5 points", "partly")
         else:
-            add(name, "RL L2 ≈ 15 % at Level 4", text, "partly" if r["diff"] > 0 else "no")
+            add(name, PAPER_FULL_TRACE, text, "partly" if r["diff"] > 0 else "no")
     else:
-        add(name, "RL L2 ≈ 15 % at Level 4", "not run", "not run")
+        add(name, PAPER_FULL_TRACE, "not run", "not run")
     c = contrast_rows(tables, "rl_level2", "rl_level1")
     far = c[c.index >= 5] if len(c) else c
     if len(far):
@@ -228,10 +248,10 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     if 3 in c.index:
         r = c.loc[3]
         verdict = "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no")
-        add("RL on Level 2 − iterative RFT at Level 3", "RFT ≤ 2.6 % (RL L2 ≈ 30 %)",
+        add("RL on Level 2 − iterative RFT at Level 3", PAPER_RFT,
             f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RFT {100 * r['b_accuracy']:.1f} %)", verdict)
     else:
-        add("RL on Level 2 − iterative RFT at Level 3", "RFT ≤ 2.6 % (RL L2 ≈ 30 %)", "not run", "not run")
+        add("RL on Level 2 − iterative RFT at Level 3", PAPER_RFT, "not run", "not run")
 
     # 4. pass@k: the RL Level 1+2 - base gap grows with k at Levels >= 3, shrinks at Levels 1-2; per level
     # the prompts sampled most (the many-samples subset where a run has it, else every test prompt)
@@ -256,11 +276,11 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             parts.append(f"L{lv} {_pts(g1)} → {_pts(gk)}" + (f" (k {kmax})" if len(kmaxes) > 1 or kmax > 16 else ""))
         ks = " / ".join(str(k) for k in sorted(kmaxes))
         add(f"pass@k gap (RL L1+2 − base, k 1 → {ks}) grows at Levels ≥ 3, shrinks at 1–2",
-            "Level 5: 4 → ~25 points (k 1 → 1024)",
+            PAPER_PASSK,
             f"{', '.join(parts)} ({matches} of {len(levels)} levels as the paper)",
             "holds" if matches == len(levels) else ("partly" if matches else "no"))
     else:
-        add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", "Level 5: 4 → ~25 points (k 1 → 1024)",
+        add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", PAPER_PASSK,
             "not run", "not run")
 
     # 5. Countdown transfer: Multi-Base + RL L1+2 best on 3 numbers
@@ -342,18 +362,19 @@ def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
 # The README's results table: the short name of each finding (check()'s rows, in order) and the paper's number
 README_FINDINGS = (
     ("1. RL Level 1 stays at the base (Levels 3–6)", "near 0"),
-    ("2. RL Level 2 − RL Level 1, Level 3", "≈ +25"),
-    ("2. RL Level 2 − RL Level 1, Level 4", "≈ +14"),
+    ("2. RL Level 2 − RL Level 1, Level 3", paper_lead("rl_level2", 3, short=True)),
+    ("2. RL Level 2 − RL Level 1, Level 4", paper_lead("rl_level2", 4, short=True)),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
     ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
-    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves", "≈ +14 on all prompts"),
+    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves",
+     paper_lead("rl_level2", 4, short=True) + " on all prompts"),
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
-    ("3. RL Level 2 − iterative RFT, Level 3", "RFT ≤ 2.6 %"),
+    ("3. RL Level 2 − iterative RFT, Level 3", f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} %"),
     ("4. pass@k gap grows with k at Levels ≥ 3, shrinks at 1–2", "yes"),
     ("5. Countdown: Multi-Base + RL L1+2 best on 3 numbers", "35 % vs 17–20 %"),
 )
-PAPER_PASS1 = {"stage1": "– / – / ~5 / ~1", "rl_level1": "– / – / ~0 / ~0", "rl_level2": "– / – / ~30 / ~15",
-               "rl_level1to2": "– / – / ~30 / ~15", "rft": "– / – / ≤ 2.6 / –"}
+PAPER_PASS1 = {**{m: "– / – / " + " / ".join(f"~{v}" for v in lv) for m, lv in PAPER_LEVEL34.items()},
+               "rft": f"– / – / ≤ {PAPER_RFT_LEVEL3_MAX} / –"}
 
 
 def _short(row: dict) -> str:

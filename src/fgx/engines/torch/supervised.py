@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fgx.algos.optimizer import GRAD_CLIP, SUPERVISED_BETAS
+from fgx.algos.optimizer import GRAD_CLIP, MIN_LR_RATIO, SFT_WEIGHT_DECAY, SUPERVISED_BETAS
 from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
 from fgx.engines.torch.checkpoint import Checkpointer
 from fgx.engines.torch.model import build_model, load_model, load_tokenizer, n_params, resolve_device, save_checkpoint
@@ -30,7 +30,6 @@ from fgx.io import InputError, check_replaceable_dir, read_rows, run_fingerprint
 from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
 
-MIN_LR_RATIO = 0.1  # the cosine schedule's floor, as a fraction of lr
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,6 +190,6 @@ def sft(model_dir, data_path, out_dir, work_dir, settings: Mapping[str, Any], *,
     steps = max(1, s.epochs * math.ceil(len(examples) / s.batch_size)) if examples else 0
     resolved = {"stage": "sft", "model_dir": str(model_dir), "data_path": str(data_path),
                 **dataclasses.asdict(s), "seed": rt.seed}
-    return train(model, tok, examples, Schedule(steps, s.batch_size, s.lr, 0, 0.0), seed=rt.seed, device=device,
-                 out_dir=Path(out_dir), work_dir=Path(work_dir), desc="sft", resolved=resolved,
+    return train(model, tok, examples, Schedule(steps, s.batch_size, s.lr, 0, SFT_WEIGHT_DECAY), seed=rt.seed,
+                 device=device, out_dir=Path(out_dir), work_dir=Path(work_dir), desc="sft", resolved=resolved,
                  inputs={"model": model_dir, "data": data_path}, stop_after=stop_after)

@@ -109,6 +109,10 @@ def _listify(x) -> list:
     return [x] if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__") else list(x)
 
 
+# verl's FSDP mixed-precision setting for fp32 compute (a key verl's yaml leaves out, so added with '+')
+FP32_MIXED_PRECISION = "{param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}"
+
+
 def _ov(key: str, value: Any) -> str:
     return f"{key}={hydra_value(value)}"
 
@@ -129,10 +133,11 @@ def _attention_overrides(prefix: str, v: Mapping) -> list[str]:
 def cpu_ppo_overrides(n_ranks: int) -> list[str]:
     """What ``main_ppo`` needs on a CPU (with :mod:`fgx.engines.verl.cpu_platform`), each for a reason:
     FSDP2 (FSDP1 refuses CPU parameters with ``sync_module_states``); no torch.compile, gradient
-    checkpointing or vLLM sleep mode (CUDA-only); vLLM and the weights it receives in fp32 (the torch
-    engine's precision); a 64 MB weight bucket instead of 2 GB of shared memory; one agent-loop and
-    one reward worker; Ray told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs) and
-    given enough logical CPUs for verl's helper actors."""
+    checkpointing or vLLM sleep mode (CUDA-only); the actor's compute, vLLM and the weights it
+    receives in fp32 (the torch engine's precision; verl's FSDP engine computes in bf16 unless told);
+    a 64 MB weight bucket instead of 2 GB of shared memory; one agent-loop and one reward worker; Ray
+    told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs) and given enough logical
+    CPUs for verl's helper actors."""
     a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
     return [
         _ov("trainer.device", "cpu"),
@@ -140,6 +145,7 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
         _ov(a + "use_torch_compile", False), _ov("actor_rollout_ref.ref.use_torch_compile", False),
         _ov("actor_rollout_ref.model.enable_gradient_checkpointing", False),
         _ov(r + "dtype", "float32"),
+        "+" + a + "fsdp_config.mixed_precision=" + FP32_MIXED_PRECISION,
         _ov("+" + r + "enable_sleep_mode", False), _ov(r + "free_cache_engine", False),
         _ov(r + "enforce_eager", True),
         _ov(r + "checkpoint_engine.update_weights_bucket_megabytes", 64),
@@ -152,10 +158,12 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
 
 
 def cpu_sft_overrides() -> list[str]:
-    """What ``sft_trainer`` needs on a CPU: FSDP2, no torch.compile or gradient checkpointing, data
-    loaded in the trainer's process."""
+    """What ``sft_trainer`` needs on a CPU: FSDP2, no torch.compile or gradient checkpointing, fp32
+    compute (the torch engine's; verl's FSDP engine computes in bf16 unless told), data loaded in the
+    trainer's process."""
     return [_ov("trainer.device", "cpu"), _ov("engine.strategy", "fsdp2"), _ov("engine.use_torch_compile", False),
-            _ov("model.enable_gradient_checkpointing", False), _ov("data.num_workers", 0)]
+            _ov("model.enable_gradient_checkpointing", False), "+engine.mixed_precision=" + FP32_MIXED_PRECISION,
+            _ov("data.num_workers", 0)]
 
 
 # ----------------------------------------------------------------------------- RL (GRPO)
@@ -354,8 +362,14 @@ def sft_overrides(settings: Mapping, *, model_dir: str, train_file: str, checkpo
         _ov("model.path", model_dir),
         _ov("model.enable_gradient_checkpointing", True),
         *_attention_overrides("model", v),
+        # the torch engine's fine-tuning optimizer: AdamW's betas, no weight decay, cosine to a floor, the clip
         _ov("optim.lr", float(job.lr)),
         _ov("optim.lr_warmup_steps_ratio", float(s["warmup_steps_ratio"])),
+        _ov("optim.betas", list(optimizer.SUPERVISED_BETAS)),
+        _ov("optim.weight_decay", optimizer.SFT_WEIGHT_DECAY),
+        _ov("optim.lr_scheduler_type", "cosine"),
+        _ov("optim.min_lr_ratio", optimizer.MIN_LR_RATIO),
+        _ov("optim.clip_grad", optimizer.GRAD_CLIP),
         _ov("trainer.total_epochs", int(job.epochs)),
         _ov("trainer.seed", rt.seed),
         _ov("trainer.logger", list(v["logger"])),
