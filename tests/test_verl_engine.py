@@ -38,9 +38,11 @@ RL_CHECKPOINTS = "results/rl/level1/work/checkpoints"
 
 
 def run_until_checkpoint(work: Path, checkpoints: str, timeout: float = 1200) -> int:
-    """Run the DAG; SIGKILL Snakemake's process group as soon as verl's tracker in ``checkpoints`` names
-    a step (before the trainer saves another). Returns that step."""
+    """Run the DAG; SIGKILL everything it started as soon as verl's tracker in ``checkpoints`` names a step
+    whose metrics line is written (before the trainer saves another). verl's GRPO trainer writes a step's
+    metrics after its checkpoint: a kill between the two loses that step's line, not its training."""
     tracker = work / checkpoints / "latest_checkpointed_iteration.txt"
+    logs = (work / checkpoints).parent / "logs"
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     subprocess.run([*SNAKEMAKE, "--unlock", *OVERLAYS], cwd=work, env=env, capture_output=True, check=True)
     proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *OVERLAYS, "--", *TARGETS], cwd=work, env=env,
@@ -48,7 +50,8 @@ def run_until_checkpoint(work: Path, checkpoints: str, timeout: float = 1200) ->
     t0 = time.time()
     while proc.poll() is None and time.time() - t0 < timeout:
         step = tracker.read_text().strip() if tracker.exists() else ""
-        if step.isdigit():
+        if step.isdigit() and f'"step":{step},' in "".join(f.read_text() for f in logs.glob("attempt-*.jsonl")):
+            time.sleep(0.5)  # the metrics line whole (a torn one is skipped), long before another checkpoint
             kill_session(proc.pid)
             proc.wait()
             return int(step)
@@ -118,7 +121,8 @@ def test_a_killed_verl_sft_resumes_from_its_epoch_end_checkpoint_and_trains_the_
     assert f"resuming SFT trainer from its checkpoint at step {per_epoch}" in log
     assert "data loader state set aside" in log
     clean = tmp_path / "clean"
-    VerlEngine().sft(resolved["init_model"], work_dir / "sft.parquet", clean, tmp_path / "clean_work", settings)
+    VerlEngine().sft(verl_run / resolved["init_model"], verl_run / "results/rft/base/stage1.parquet", clean,
+                     tmp_path / "clean_work", settings)
     a, b = load_file(verl_run / "results/models/stage1/model.safetensors"), load_file(clean / "model.safetensors")
     diff = max(float((a[k].double() - b[k].double()).abs().max()) for k in a)
     print(f"\nverl SFT killed at step {per_epoch} of {2 * per_epoch} and resumed vs uninterrupted: "
