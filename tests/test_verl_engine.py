@@ -1,10 +1,10 @@
 """The verl engine for real, on the CPU (tier "verl", slow): Stage 1 and RL on Levels 1 and 2 of the smoke
 DAG under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
 evaluations, verl's SFT trainer fine-tunes Stage 1, verl's GRPO trains with dynamic sampling and syncs its
-weights to vLLM after every step; the torch engine pretrains the base. Then the two engines' samplers on
-the same model and prompts. The run is killed twice on the way (SIGKILL to Snakemake's process group, as
+weights to vLLM after every step; the torch engine pretrains the base. The run is killed twice on the way (SIGKILL to Snakemake's process group, as
 a machine that dies): once right after verl's SFT checkpoints its first of two epochs, once right after
-verl's GRPO checkpoints step 2 of 4; each rerun continues from that checkpoint. Needs
+verl's GRPO checkpoints step 2 of 4; each rerun continues from that checkpoint. Then the two engines' samplers
+on the same model and prompts, greedy and at T = 1. Needs
 ``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
 """
 
@@ -251,3 +251,37 @@ def test_greedy_sampling_agrees_token_for_token(verl_run, tmp_path):
           f"divergences: {[round(g, 4) for g in gaps]}")
     assert share >= 0.95
     assert all(g < 1e-3 for g in gaps), gaps
+
+
+def test_sampling_at_temperature_1_gives_the_torch_samplers_accuracy_per_level(verl_run):
+    """vLLM's Stage-1 evaluation (T = 1, the job's seeds) against the torch sampler on the same model, prompts
+    and settings: at every level each engine's accuracy lies inside the other's 95 % bootstrap interval."""
+    import json as _json
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from fgx.engines.torch import TorchEngine
+    from fgx.metrics import bootstrap_mean_ci
+
+    path = verl_run / "results/eval/stage1/test.parquet"
+    settings = _json.loads(pq.read_schema(path).metadata[b"fgx.settings"])
+    assert settings["temperature"] == 1.0
+    vllm = pd.read_parquet(path)
+    rows = vllm.drop(columns=list(SAMPLE_COLUMNS))
+    torch_ = TorchEngine().sample(verl_run / "results/models/stage1", rows, None, None,
+                                  {**settings, "engine": "torch"}, progress=False)
+    report = []
+    for level in sorted(vllm["level"].unique()):
+        acc = {}
+        for name, df in (("vllm", vllm), ("torch", torch_)):
+            per_prompt = df[df["level"] == level]["correct"].map(np.mean).to_numpy()
+            acc[name] = (per_prompt.mean(), *bootstrap_mean_ci(per_prompt, resamples=2000, ci=0.95,
+                                                                rng=np.random.default_rng(0)))
+        report.append((int(level), acc))
+        (a, a_lo, a_hi), (b, b_lo, b_hi) = acc["vllm"], acc["torch"]
+        assert a_lo <= b <= a_hi and b_lo <= a <= b_hi, (level, acc)
+    print("\nT = 1 accuracy per level, vLLM vs torch [95 % intervals]: " + "; ".join(
+        f"L{lv} {a['vllm'][0]:.3f} [{a['vllm'][1]:.3f}, {a['vllm'][2]:.3f}] vs {a['torch'][0]:.3f} "
+        f"[{a['torch'][1]:.3f}, {a['torch'][2]:.3f}]" for lv, a in report))
+    assert len(report) == 3 and len(vllm) == len(torch_) >= 24
