@@ -1,10 +1,10 @@
 """The verl engine for real, on the CPU (tier "verl", slow): Stage 1 and RL on Levels 1 and 2 of the smoke
 DAG under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
 evaluations, verl's SFT trainer fine-tunes Stage 1, verl's GRPO trains with dynamic sampling and syncs its
-weights to vLLM after every step; the torch engine pretrains the base. The run is killed twice on the way (SIGKILL to Snakemake's process group, as
-a machine that dies): once right after verl's SFT checkpoints its first of two epochs, once right after
-verl's GRPO checkpoints step 2 of 4; each rerun continues from that checkpoint. Then the two engines' samplers
-on the same model and prompts, greedy and at T = 1. Needs
+weights to vLLM after every step; the torch engine pretrains the base. The run is killed twice on the way
+(SIGKILL to every process it started, as a machine that dies): once right after verl's SFT checkpoints the
+first of its two epochs, once right after verl's GRPO checkpoints step 2 of 4; each rerun continues from
+that checkpoint. Then the two engines' samplers on the same model and prompts, greedy and at T = 1. Needs
 ``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
 """
 
