@@ -572,3 +572,28 @@ def test_sft_data_smaller_than_one_batch_stops_before_verl_starts(tmp_path, monk
         E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", tmp_path / "out", tmp_path / "work",
                                      {**settings, "batch_size": 64})
     assert seen == [] and not (tmp_path / "out").exists()
+
+
+def test_verl_rl_jobs_on_one_host_take_turns(tmp_path):
+    """Two verl RL jobs on one host would bind the same weight-sync socket (both are Ray job 01000000 of
+    their own cluster): the host lock lets the second start only once the first has ended."""
+    import multiprocessing as mp
+    import time
+
+    lock = tmp_path / "weight-sync.lock"
+    order = mp.Queue()
+
+    def job(name):
+        with E.host_lock(lock):
+            order.put((name, "start", time.time()))
+            time.sleep(0.5)
+            order.put((name, "end", time.time()))
+
+    procs = [mp.get_context("fork").Process(target=job, args=(n,)) for n in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(10)
+    events = sorted((order.get(timeout=5) for _ in range(4)), key=lambda e: e[2])
+    assert [e[1] for e in events] == ["start", "end", "start", "end"], events
+    assert events[0][0] == events[1][0] != events[2][0] == events[3][0]

@@ -21,6 +21,7 @@ GPU runs the same commands on the CPU, one rank: verl with fgx's CPU platform
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -178,6 +179,29 @@ def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
     env.setdefault("WANDB_MODE", "disabled")
     env.update(extra or {})
     return {k: v for k, v in env.items() if v is not None}
+
+
+# verl's colocated weight sync (actor -> vLLM) goes through /tmp/rl-colocate-zmq-<Ray job id>-replica-<r>-rank-<k>.sock,
+# and every job that starts a Ray cluster of its own is Ray job 01000000: two such verl RL jobs on one host bind
+# the same socket, and when their syncs meet both hang. One host-wide lock makes them take turns.
+WEIGHT_SYNC_LOCK = Path("/tmp/fgx-verl-weight-sync.lock")
+
+
+@contextlib.contextmanager
+def host_lock(path: Path = WEIGHT_SYNC_LOCK, what: str = "verl RL job"):
+    """Hold an exclusive lock on ``path`` (host-wide, released when the process ends, however it ends)."""
+    import fcntl
+
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another %s runs on this host (lock %s): waiting for it, as verl's weight sync of two "
+                     "jobs on one host would collide", what, path)
+            t0 = time.time()
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            log.info("lock %s taken after %.0f s", path, time.time() - t0)
+        yield
 
 
 def fingerprint(settings: Mapping, **inputs: Any) -> str:
@@ -496,10 +520,11 @@ class VerlEngine:
             n_gpus_per_node=n_gpus, nnodes=nnodes, ray_num_cpus=int(cpus) if cpus and nnodes == 1 else None)
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
-        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
-                                         "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
-                                         "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})}),
-                    steps=int(settings["steps"]), trainer="GRPO trainer")
+        env = job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+                       "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
+                       "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})})
+        with host_lock():
+            self._train(work, argv, env, steps=int(settings["steps"]), trainer="GRPO trainer")
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
         if frame.empty:
