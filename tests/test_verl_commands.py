@@ -597,3 +597,19 @@ def test_verl_rl_jobs_on_one_host_take_turns(tmp_path):
     events = sorted((order.get(timeout=5) for _ in range(4)), key=lambda e: e[2])
     assert [e[1] for e in events] == ["start", "end", "start", "end"], events
     assert events[0][0] == events[1][0] != events[2][0] == events[3][0]
+
+
+def test_sft_on_no_examples_returns_the_starting_model_as_the_torch_engine_does(tmp_path, monkeypatch):
+    """An iterative-RFT round that keeps no correct answer: no trainer runs, the output is the input model."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    init = tmp_path / "base"
+    init.mkdir()
+    (init / "model.safetensors").write_bytes(b"weights")
+    (init / "tokenizer.json").write_text("{}")
+    _rows(0).assign(response=[]).to_parquet(tmp_path / "rft.parquet")
+    run, seen = _fake_verl(tmp_path)
+    _, settings = sft_jobs(PAPER)[0]
+    out = tmp_path / "out"
+    E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", out, tmp_path / "work", settings)
+    assert seen == [] and (out / "model.safetensors").read_bytes() == b"weights"
+    assert json.loads((out / "resolved_config.json").read_text())["engine"] == "verl"

@@ -475,7 +475,17 @@ class VerlEngine:
         work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path, world_size=n_gpus))
         train = work / "sft.parquet"
         if not train.exists():
-            write_parquet(sft_messages(read_rows(data_path, "SFT data", ("prompt", "response"))), train)
+            rows = read_rows(data_path, "SFT data", ("prompt", "response"))
+            if len(rows) == 0:  # as the torch engine: no step, the starting model is the result
+                log.warning("%s holds no SFT example (no correct response kept): %s is the starting model",
+                            data_path, out_dir)
+                with atomic_dir(out_dir) as tmp:
+                    for f in Path(model_dir).iterdir():
+                        if f.is_file():
+                            shutil.copy2(f, Path(tmp) / f.name)
+                    finish_model_dir(Path(tmp), model_dir, settings, [])
+                return
+            write_parquet(sft_messages(rows), train)
         ckpt = work / "checkpoints"
         job = SFT.from_settings(settings)
         examples = pq.ParquetFile(train).metadata.num_rows
