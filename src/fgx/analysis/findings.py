@@ -40,6 +40,9 @@ from fgx.plan.models import RFT_ITER
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
+HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 points, a third of the paper's ~15
+PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
+                "rl_level1to2": "RL Level 1+2"}
 
 # The paper's pass@1 (%) at Levels 3 and 4 (arXiv 2509.25123, Figs. 2-3; read off the plots, so approximate):
 # RL on Level 1 stays at the Stage-1 base, RL on Level 2 (and on Level 1+2) reaches ~30 / ~15, iterative RFT
@@ -48,6 +51,10 @@ PAPER_LEVEL34 = {"stage1": (5, 1), "rl_level1": (5, 1), "rl_level2": (30, 15), "
 PAPER_RFT_LEVEL3_MAX = 2.6
 # Fig. 5: the pass@k gap of RL on Level 1+2 over the base at Level 5, from k = 1 to k = 1024 (points)
 PAPER_PASSK_GAP_LEVEL5 = {"k": 1024, "gap_k1": 4, "gap_kmax": 25}
+PAPER_RFT = f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} % (RL L2 ≈ {PAPER_LEVEL34['rl_level2'][0]} %)"
+PAPER_FULL_TRACE = f"RL L2 ≈ {PAPER_LEVEL34['rl_level2'][1]} % at Level 4"
+PAPER_PASSK = (f"Level 5: {PAPER_PASSK_GAP_LEVEL5['gap_k1']} → ~{PAPER_PASSK_GAP_LEVEL5['gap_kmax']} points "
+               f"(k 1 → {PAPER_PASSK_GAP_LEVEL5['k']})")
 
 
 def paper_lead(model: str, level: int, *, short: bool = False) -> str:
@@ -55,14 +62,6 @@ def paper_lead(model: str, level: int, *, short: bool = False) -> str:
     i = (3, 4).index(level)
     a, b = PAPER_LEVEL34[model][i], PAPER_LEVEL34["rl_level1"][i]
     return f"≈ +{a - b}" if short else f"≈ +{a - b} ({b} → {a} %)"
-PAPER_RFT = f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} % (RL L2 ≈ {PAPER_LEVEL34['rl_level2'][0]} %)"
-PAPER_FULL_TRACE = f"RL L2 ≈ {PAPER_LEVEL34['rl_level2'][1]} % at Level 4"
-PAPER_PASSK = (f"Level 5: {PAPER_PASSK_GAP_LEVEL5['gap_k1']} → ~{PAPER_PASSK_GAP_LEVEL5['gap_kmax']} points "
-               f"(k 1 → {PAPER_PASSK_GAP_LEVEL5['k']})")
-
-HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 points, a third of the paper's ~15
-PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
-                "rl_level1to2": "RL Level 1+2"}
 
 
 def last_rft_iteration(models) -> str | None:

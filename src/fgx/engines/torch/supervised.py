@@ -31,7 +31,6 @@ from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Schedule:
     """What one supervised run optimises: steps, batch size, peak lr, warm-up, weight decay."""
