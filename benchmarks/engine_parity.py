@@ -31,27 +31,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import socket
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # run from a checkout
+
+from main_job import machine  # noqa: E402  (the machine's name as every benchmark writes it)
 
 # the tiny Llama of both sides: two layers, heads of 32 dimensions
 SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
              intermediate_size=128, max_position_embeddings=256)
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _free_port() -> int:
@@ -484,14 +476,13 @@ def main(argv=None) -> int:
     ap.add_argument("--sft-steps", type=int, default=4)
     ap.add_argument("--json", default=None, help="also write every number to this JSON file")
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT / "src"))
     verl_process_env()
     import torch
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    print(f"cpu: {cpu_name()}  torch {torch.__version__}")
-    report = {"cpu": cpu_name(), "torch": torch.__version__, "verl": __import__("verl").__version__, "runs": []}
+    print(f"cpu: {machine()}  torch {torch.__version__}")
+    report = {"cpu": machine(), "torch": torch.__version__, "verl": __import__("verl").__version__, "runs": []}
     with tempfile.TemporaryDirectory(prefix="fgx-parity-") as tmp:
         work = Path(tmp)
         tiny_model(work, args.seed)
