@@ -5,8 +5,10 @@ import sys
 
 
 def main(argv=None) -> int:
+    from fgx.cli import exit_cleanly_on_sigterm
     from fgx.tasks.leakage import main as leakage_main
 
+    exit_cleanly_on_sigterm()
     return leakage_main(argv)
 
 

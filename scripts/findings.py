@@ -5,8 +5,10 @@ import sys
 
 
 def main(argv=None) -> int:
+    from fgx.cli import exit_cleanly_on_sigterm
     from fgx.analysis.findings import main as findings_main
 
+    exit_cleanly_on_sigterm()
     return findings_main(argv)
 
 

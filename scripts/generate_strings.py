@@ -5,8 +5,10 @@ import sys
 
 
 def main(argv=None) -> int:
+    from fgx.cli import exit_cleanly_on_sigterm
     from fgx.tasks.strings.cli import main as strings_main
 
+    exit_cleanly_on_sigterm()
     return strings_main(["generate", *(sys.argv[1:] if argv is None else argv)])
 
 

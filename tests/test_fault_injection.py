@@ -101,6 +101,11 @@ def test_killed_anywhere_the_rerun_ends_where_an_uninterrupted_run_does(smoke_ru
     print("resumed:", resumed)
     assert any(line.startswith("pretrain: resumed from") for line in resumed), resumed
     assert any(line.startswith("rl: resumed from") for line in resumed), resumed
+    # nothing half-written stays behind: a killed writer's temporary (.NAME.XXXXXXXX.parquet) is gone
+    # (Snakemake marks each directory output with its own .snakemake_timestamp)
+    leftovers = [p.relative_to(work).as_posix() for top in ("results", "figures") for p in (work / top).rglob(".*")
+                 if "/work/" not in p.relative_to(work).as_posix() and p.name != ".snakemake_timestamp"]
+    assert leftovers == [], leftovers
     ref_tables, got_tables = _tables(smoke_run), _tables(work)
     assert ref_tables.keys() == got_tables.keys()
     for name in ref_tables:

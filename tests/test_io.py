@@ -172,3 +172,54 @@ def test_a_directory_swap_never_leaves_a_half_deleted_output(tmp_path, monkeypat
     with atomic_dir(model) as tmp:
         (tmp / "config.json").write_text("new")
     assert (model / "config.json").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+_SLOW_WRITER = """
+import sys, time
+from fgx.cli import exit_cleanly_on_sigterm
+from fgx.io import atomic_path, atomic_dir
+if sys.argv[1] == "term":
+    exit_cleanly_on_sigterm()
+with atomic_path(sys.argv[2] + "/metrics.parquet", suffix=".parquet") as tmp, atomic_dir(sys.argv[2] + "/model") as d:
+    tmp.write_bytes(b"")
+    (d / "config.json").write_text("{}")
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def _killed_writer(tmp_path: Path, how: str, sig) -> int:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, how, str(tmp_path)], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout.readline().strip() == "writing"
+    assert sorted(p.name.split(".")[-1] for p in tmp_path.iterdir()) == ["parquet", "tmp"]  # both mid-write
+    proc.send_signal(sig)
+    return proc.wait(timeout=30)
+
+
+def test_a_job_cancelled_with_sigterm_leaves_no_temporary(tmp_path):
+    """Snakemake cancelling a job and SLURM's time limit send SIGTERM; the job's writers clean up
+    (Python's default would end the process before any ``finally``, leaving ``.metrics.parquet.XXXX``)."""
+    import signal
+
+    assert _killed_writer(tmp_path, "term", signal.SIGTERM) == 128 + signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_next_write_removes_what_a_sigkilled_writer_left_and_nothing_else(tmp_path):
+    import signal
+
+    assert _killed_writer(tmp_path, "plain", signal.SIGKILL) == -signal.SIGKILL
+    assert len(list(tmp_path.iterdir())) == 2  # no finally ran: a file and a directory left over
+    near_misses = [".metrics.parquet.notes.parquet", ".metrics.parquet.abcd1234.csv",
+                   "metrics.parquet.abcd1234.parquet", ".other.parquet.abcd1234.parquet", ".model.abcd1234.tmp.bak"]
+    for name in near_misses:  # names a user might have, close to fgx's but not fgx's own
+        (tmp_path / name).write_text("mine")
+    write_parquet(pd.DataFrame({"a": [1]}), tmp_path / "metrics.parquet")
+    with atomic_dir(tmp_path / "model") as d:
+        (d / "config.json").write_text("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["metrics.parquet", "model", *near_misses])

@@ -65,6 +65,24 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def exit_cleanly_on_sigterm() -> None:
+    """Make SIGTERM (Snakemake cancelling a job or stopping on Ctrl-C / SIGTERM, SLURM's time limit, a
+    plain ``kill``) raise SystemExit in the main thread, as SIGINT raises KeyboardInterrupt: Python's
+    default ends the process at once, so no ``finally`` runs and an atomic writer's temporary file
+    stays beside its output. The exit status is the usual 128 + 15."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers belong to the main thread (a test calling main() from a worker)
+
+    def _exit(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it without cleanup
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
+
+
 def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -75,6 +93,7 @@ def run(call) -> int:
     out of range) ends the job with one line naming it and exit status 1, and no output written
     (every writer is atomic)."""
     setup_logging()
+    exit_cleanly_on_sigterm()
     from fgx.io import InputError
     from fgx.settings import SettingsError
 

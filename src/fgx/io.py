@@ -79,6 +79,29 @@ def named_write_errors(path: Path) -> Iterator[None]:
                          "its disk, or choose another output path") from None
 
 
+def _temporary_name(path: Path, suffix: str) -> re.Pattern:
+    """The names mkstemp / mkdtemp give the temporaries of ``path`` (``.NAME.`` + 8 characters of
+    tempfile's alphabet + ``suffix``): a name fgx makes for ``path`` alone."""
+    return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}{re.escape(suffix)}")
+
+
+def remove_stale_temporaries(path: Path, suffixes: Iterable[str]) -> list[Path]:
+    """Delete the temporaries an earlier writer of ``path`` left beside it when it was killed outright
+    (SIGKILL, a lost node: no ``finally`` runs). Only names of the exact form the writers below make for
+    this ``path`` go; one Snakemake job writes an output, so no live writer owns them. Returns them."""
+    patterns = [_temporary_name(path, s) for s in suffixes]
+    stale = [p for p in path.parent.iterdir() if any(r.fullmatch(p.name) for r in patterns)]
+    for p in stale:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    if stale:
+        logging.getLogger(__name__).info("removed %d temporary file(s) a killed writer of %s left: %s",
+                                         len(stale), path, ", ".join(p.name for p in stale))
+    return stale
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
@@ -91,6 +114,7 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     path = Path(path)
     with named_write_errors(path):
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path, (suffix or ".tmp",))
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
         os.close(fd)
         tmp = Path(tmp)
@@ -119,6 +143,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     check_replaceable_dir(path)
     with named_write_errors(path):
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path, (".tmp", ".old"))
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
         try:
             yield tmp
