@@ -400,7 +400,8 @@ def _fake_verl(tmp_path, steps=4):
                 fh.write(json.dumps({"step": s, "data": {
                     "critic/score/mean": 0.1 * s, "actor/pg_loss": -0.01, "response_length/mean": 100.0,
                     "training/filter_groups/evicted_samples": 12, "training/filter_groups/num_gen_batches": 2,
-                    "training/filter_groups/num_groups_trained": 16, "timing_s/step": 3.0}}) + "\n")
+                    "training/filter_groups/num_groups_trained": 16, "timing_s/step": 3.0,
+                    "perf/throughput": 50.0}}) + "\n")
         (ckpt / f"global_step_{steps}" / "actor").mkdir(parents=True, exist_ok=True)
         (ckpt / "latest_checkpointed_iteration.txt").write_text(str(steps))
 
@@ -435,7 +436,9 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     assert m[m.metric == "reward"]["value"].round(3).tolist() == [0.1, 0.2, 0.3, 0.4]
     assert m[m.metric == "filtered_group_share"]["value"].tolist() == [0.5] * 4  # 1 - 16 / (2 x 16)
     assert m[m.metric == "num_gen_batches"]["value"].tolist() == [2.0] * 4
-    assert "verl:timing_s/step" in set(m.metric)
+    assert m[m.metric == "step_time_s"]["value"].tolist() == [3.0] * 4  # verl's timing_s/step, torch's name
+    assert m[m.metric == "pg_loss"]["value"].tolist() == [-0.01] * 4
+    assert "verl:perf/throughput" in set(m.metric)  # a metric only verl logs keeps its tag
     for name in ("model.safetensors", "generation_config.json", "tokenizer.json", "resolved_config.json"):
         assert (out / name).exists(), name
     assert json.loads((out / "resolved_config.json").read_text())["engine"] == "verl"

@@ -8,12 +8,12 @@ verl engine gets there through verl's own TensorBoard logger (``trainer.logger``
 ``tensorboard --logdir results/`` shows every RL run of either engine live.
 
 Tags are verl's names (what verl's logger writes for the same quantity), so the curves of both
-engines share tags: :data:`VERL_TAGS`, and held-out accuracy per level as
+engines share tags: :data:`fgx.engines.metric_names.VERL_TAGS`, and held-out accuracy per level as
 ``val-core/<data_source>/acc/mean@1`` when the level's validation rows have one data source of their
 own (greedy, one sample: verl's ``val_n`` 1). Quantities without a verl counterpart keep fgx's metric
 name under ``fgx/`` (``fgx/<metric>``, per level ``fgx/<metric>/level<L>``). verl's names rather
 than fgx's because verl writes its events itself: renaming its tags would mean a second writer on
-that side. The metrics parquet keeps fgx's names (:data:`fgx.engines.verl.engine.METRIC_MAP`).
+that side. The metrics parquet keeps fgx's names (:mod:`fgx.engines.metric_names` holds both).
 
 The writer is self-contained (no ``tensorboard`` / protobuf dependency in the torch environment): an
 event file is TFRecord-framed ``Event`` protobufs (length, masked CRC32C of the length, payload,
@@ -39,21 +39,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-# fgx metric (torch engine) -> the tag verl's logger writes for the same quantity
-VERL_TAGS = {
-    "reward": "critic/score/mean",
-    "response_length": "response_length/mean",
-    "loss": "actor/loss",
-    "pg_loss": "actor/pg_loss",
-    "kl": "actor/kl_loss",
-    "approx_kl": "actor/ppo_kl",
-    "clipfrac": "actor/pg_clipfrac",
-    "entropy": "actor/entropy",
-    "grad_norm": "actor/grad_norm",
-    "lr": "actor/lr",
-    "step_time_s": "timing_s/step",
-    "gen_time_s": "timing_s/gen",
-}
+from fgx.engines.metric_names import VERL_TAGS
+
 SUBDIR = "tensorboard"
 
 

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from fgx.engines.metric_names import FGX_NAMES, VERL_TAGS
 from fgx.engines.verl import commands as C
 from fgx.io import prepare_work_dir, run_fingerprint
 
@@ -334,22 +335,9 @@ def finish_model_dir(target: Path, init_model: str | Path, settings: Mapping, ar
 
 
 # ----------------------------------------------------------------------------- metrics
-METRIC_MAP = {
-    "critic/score/mean": "reward",
-    "critic/rewards/mean": "reward_with_penalty",
-    "response_length/mean": "response_length",
-    "response_length/clip_ratio": "response_clip_ratio",
-    "actor/pg_loss": "loss",
-    "actor/ppo_kl": "kl",
-    "actor/kl_loss": "kl_loss",
-    "actor/entropy": "entropy",
-    "actor/grad_norm": "grad_norm",
-    "training/filter_groups/num_gen_batches": "num_gen_batches",       # fgx.engines.verl.replay_buffer's
-    "training/filter_groups/num_groups_trained": "num_groups_trained",
-}
 VAL_ACC = re.compile(r"^val-core/(?P<source>.+)/acc/mean@\d+$")
-TRAINED = "training/filter_groups/num_groups_trained"
-GEN_BATCHES = "training/filter_groups/num_gen_batches"
+TRAINED = VERL_TAGS["num_groups_trained"]
+GEN_BATCHES = VERL_TAGS["num_gen_batches"]
 
 
 def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
@@ -374,8 +362,8 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
 
     ``val_accuracy`` per level comes from ``val-core/<data_source>/acc/mean@N`` (level = the
     data source's depth); ``filtered_group_share`` = groups dropped by dynamic sampling over groups
-    generated; fgx names for the common training metrics (METRIC_MAP); every other numeric verl
-    metric is kept as ``verl:<name>``.
+    generated; fgx names for the common training metrics (``fgx.engines.metric_names.FGX_NAMES``); every
+    other numeric verl metric is kept as ``verl:<name>``.
     """
     import pandas as pd
 
@@ -391,8 +379,8 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
             if m:
                 level = data_source_level(m["source"])
                 rows.append((step, "val_accuracy", -1 if level is None else level, float(value)))
-            elif key in METRIC_MAP:
-                rows.append((step, METRIC_MAP[key], -1, float(value)))
+            elif key in FGX_NAMES:
+                rows.append((step, FGX_NAMES[key], -1, float(value)))
             else:
                 rows.append((step, f"verl:{key}", -1, float(value)))
         if dynamic_sampling and GEN_BATCHES in data:

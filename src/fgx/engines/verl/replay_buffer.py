@@ -19,8 +19,7 @@ from __future__ import annotations
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
 from fgx.algos import objective
-
-METRICS = "training/filter_groups/"
+from fgx.engines.metric_names import VERL_TAGS
 
 
 class BudgetedReplayBuffer(ReplayBuffer):
@@ -60,6 +59,7 @@ class BudgetedReplayBuffer(ReplayBuffer):
                                "(every rollout failed); see the vLLM server's log above")
         terminal = finished | self.failure_keys[partition_id]
         self._clear_groups(partition_id, terminal - set(chosen))
-        metrics = {METRICS + "num_gen_batches": batches, METRICS + "num_groups_trained": len(informative[:batch_size]),
-                   METRICS + "evicted_samples": len(uninformative)}
+        metrics = {VERL_TAGS["num_gen_batches"]: batches,
+                   VERL_TAGS["num_groups_trained"]: len(informative[:batch_size]),
+                   "training/filter_groups/evicted_samples": len(uninformative)}
         return self._materialize_batch(partition_id, chosen, dict(self.partitions[partition_id])), metrics
