@@ -305,6 +305,15 @@ def test_vllm_sample_sharding_and_seeds():
     assert VS.chunk_path("/o", 2, 13).name == "shard002-chunk00013.parquet"
 
 
+def test_vllm_context_is_capped_at_the_models_positions(tmp_path):
+    # the tiny default: 512 positions, a 1,024-token prompt budget + 384 new tokens asks for 1,408
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
+    assert VS.context_length(tmp_path, 1408) == 512
+    assert VS.context_length(tmp_path, 300) == 300
+    assert VS.context_length(tmp_path, None) is None  # vLLM derives it from the model
+    assert VS.context_length(tmp_path / "no-config", 1408) == 1408
+
+
 class _Tok:
     def __init__(self, template):
         self.chat_template = template

@@ -424,7 +424,8 @@ class VerlSample:
     """config ``verl.sample``: vLLM sampling shards."""
 
     gpu_memory_utilization: float = knob("vLLM's share of GPU memory", gt=0, le=1, machine=True)
-    max_model_len: int | None = knob("vLLM's context (null: verl.max_prompt_length + max_new_tokens)", ge=1)
+    max_model_len: int | None = knob(
+        "vLLM's context (null: verl.max_prompt_length + max_new_tokens, at most the model's positions)", ge=1)
     chunk_prompts: int = knob("prompts per resumable chunk file", ge=1)
     enforce_eager: bool = knob("vLLM without CUDA graphs", machine=True)
 

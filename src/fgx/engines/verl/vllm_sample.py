@@ -78,6 +78,20 @@ def request_seed(seed: int, row_index: int) -> int:
     return (int(seed) + int(row_index)) % (2**31 - 1)
 
 
+def context_length(model_dir: str | Path, requested: int | None) -> int | None:
+    """vLLM's ``max_model_len``: the requested context, at most the model's positions (as verl's rollout
+    and the torch sampler cap it; vLLM refuses a longer one). A sample that reaches it stops there."""
+    import json
+
+    config = Path(model_dir) / "config.json"
+    positions = json.loads(config.read_text()).get("max_position_embeddings") if config.exists() else None
+    if requested is None or positions is None or requested <= positions:
+        return requested
+    log.info("context %d tokens (max prompt + max new tokens) capped at the model's %d positions", requested,
+             positions)
+    return int(positions)
+
+
 def prompt_ids(tokenizer, messages) -> list[int]:
     """Token ids of a prompt row, rendered as the torch engine renders it (fgx.engines.prompts)."""
     from fgx.engines.prompts import encode_prompts, render_prompt
@@ -104,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from vllm import LLM, SamplingParams  # the verl environment only
 
     llm = LLM(model=a.model, tensor_parallel_size=a.tensor_parallel_size, seed=a.seed,
-              gpu_memory_utilization=a.gpu_memory_utilization, max_model_len=a.max_model_len,
+              gpu_memory_utilization=a.gpu_memory_utilization,
+              max_model_len=context_length(a.model, a.max_model_len),
               enforce_eager=a.enforce_eager, dtype=a.dtype)
     tokenizer = llm.get_tokenizer()
     for j, idx in todo:
