@@ -154,6 +154,8 @@ def test_cpu_commands_compose_and_mean_the_cpu_setup(hydra):
     argv = C.rollout_command(json.loads(params.sampling_settings(CPU_DEFAULT, "eval", "stage1", "test")),
                              model_dir="/m", data_path="/d.parquet", out_dir="/o", cpu=True)
     assert argv[argv.index("--dtype") + 1] == "float32" and "--enforce-eager" in argv
+    # on the CPU no prefill is split (a split rewinds the request's seeded generator, which a CPU one cannot)
+    assert VS.parse_args(argv[3:]).whole_prefills
 
 
 @needs_verl
@@ -286,6 +288,7 @@ def test_rollout_command_round_trips_through_vllm_sample_args():
     assert (a.n, a.temperature, a.top_p, a.max_tokens) == (1024, 1.0, 1.0, 8192)
     assert (a.shard, a.num_shards, a.tensor_parallel_size, a.chunk_prompts) == (3, 8, 1, 128)
     assert a.max_model_len == 1024 + 8192 and a.seed == settings["seed"]
+    assert not a.whole_prefills  # a GPU keeps vLLM's chunked prefill
 
 
 @pytest.mark.parametrize("bad", [["--shard", "8", "--num-shards", "8"], ["--n", "0"], ["--top-p", "0"],

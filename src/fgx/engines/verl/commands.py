@@ -423,5 +423,5 @@ def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_di
     if s["enforce_eager"] or cpu:
         argv.append("--enforce-eager")
     if cpu:  # vLLM turns fp32 checkpoints into bf16 unless told; fp32 is what the torch engine samples in
-        argv += ["--dtype", "float32"]
+        argv += ["--dtype", "float32", "--whole-prefills"]
     return argv

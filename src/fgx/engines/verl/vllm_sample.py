@@ -45,6 +45,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--enforce-eager", action="store_true")
     p.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
                    help="weights and activations (auto: the checkpoint's, fp32 becomes bf16 in vLLM)")
+    p.add_argument("--whole-prefills", action="store_true",
+                   help="prefill each prompt in one step, never split (vLLM's CPU build: a split prefill rewinds "
+                        "the request's seeded generator, and a CPU generator has no offset to rewind)")
     a = p.parse_args(argv)
     problems = []
     if not 0 <= a.shard < a.num_shards:
@@ -120,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     llm = LLM(model=a.model, tensor_parallel_size=a.tensor_parallel_size, seed=a.seed,
               gpu_memory_utilization=a.gpu_memory_utilization,
               max_model_len=context_length(a.model, a.max_model_len),
-              enforce_eager=a.enforce_eager, dtype=a.dtype)
+              enforce_eager=a.enforce_eager, dtype=a.dtype,
+              **({"enable_chunked_prefill": False} if a.whole_prefills else {}))
     tokenizer = llm.get_tokenizer()
     for j, idx in todo:
         prompts = [{"prompt_token_ids": prompt_ids(tokenizer, rows.iloc[i]["prompt"])} for i in idx]
