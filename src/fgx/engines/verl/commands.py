@@ -422,6 +422,6 @@ def rollout_command(settings: Mapping, *, model_dir: str, data_path: str, out_di
             "--max-model-len", str(int(max_model_len))]
     if s["enforce_eager"] or cpu:
         argv.append("--enforce-eager")
-    if cpu:  # vLLM turns fp32 checkpoints into bf16 unless told; fp32 is what the torch engine samples in
+    if cpu:  # fp32 as the torch engine samples (vLLM makes fp32 bf16 unless told); whole prefills: vllm_sample's help
         argv += ["--dtype", "float32", "--whole-prefills"]
     return argv

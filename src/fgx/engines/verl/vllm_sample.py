@@ -90,8 +90,7 @@ def context_length(model_dir: str | Path, requested: int | None) -> int | None:
     positions = json.loads(config.read_text()).get("max_position_embeddings") if config.exists() else None
     if requested is None or positions is None or requested <= positions:
         return requested
-    log.info("context %d tokens (max prompt + max new tokens) capped at the model's %d positions", requested,
-             positions)
+    log.info("context of %d tokens capped at the model's %d positions", requested, positions)
     return int(positions)
 
 
