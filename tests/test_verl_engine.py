@@ -202,12 +202,12 @@ def greedy_with_vllm(model_dir: Path, rows_path: Path, out_dir: Path, max_tokens
     from configs import verl_section
 
     from fgx.engines.verl import commands as C
-    from fgx.engines.verl.engine import cpu_env, job_env
+    from fgx.engines.verl.engine import job_env, sampler_cpu_env
 
     argv = [sys.executable, "-m", C.SAMPLE_MODULE, "--model", str(model_dir), "--data", str(rows_path),
             "--out-dir", str(out_dir), "--n", "1", "--temperature", "0", "--max-tokens", str(max_tokens),
             "--max-model-len", "256", "--gpu-memory-utilization", "0.5", "--enforce-eager", "--dtype", "float32"]
-    env = job_env(cpu_env(C.verl_settings({"verl": verl_section()})))
+    env = job_env(sampler_cpu_env(C.verl_settings({"verl": verl_section()})))
     proc = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     got = pd.concat([pd.read_parquet(f) for f in sorted(out_dir.glob("*.parquet"))]).sort_values("row_index")

@@ -109,6 +109,14 @@ def cpu_env(v: Mapping) -> dict[str, str | None]:
             "CUDA_VISIBLE_DEVICES": None}
 
 
+def sampler_cpu_env(v: Mapping) -> dict[str, str | None]:
+    """:func:`cpu_env` for fgx's own vLLM sampler (not verl's rollout server, whose async engine needs a
+    process of its own): vLLM's engine core and its worker run inside the sampling process, two
+    processes fewer to start, each of which imports torch and vLLM again (about half of a small sampling
+    job's time on a CPU). Requests are seeded one by one, so the samples are the same."""
+    return {**cpu_env(v), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
+
 def model_view(model_dir: str | Path, work: Path) -> Path:
     """``model_dir`` as verl and vLLM read it. verl's datasets always apply a chat template; a model
     whose tokenizer has none (the tiny model) is shown through ``work/model`` (links to its files,
@@ -442,7 +450,7 @@ class VerlEngine:
                                    data_path=str(Path(data_path).resolve()), out_dir=str(chunk_dir.resolve()),
                                    shard=i, num_shards=len(groups), python=self.python, cpu=cpu)
                  for i in range(len(groups))]
-        envs = [job_env(cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
+        envs = [job_env(sampler_cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
         self._run_parallel(argvs, envs)
         out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")), levels)
         write_parquet(out, out_path, settings=dict(settings))
