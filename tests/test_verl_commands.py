@@ -413,7 +413,7 @@ def _fake_verl(tmp_path, steps=4):
                     "critic/score/mean": 0.1 * s, "actor/pg_loss": -0.01, "response_length/mean": 100.0,
                     "training/filter_groups/evicted_samples": 12, "training/filter_groups/num_gen_batches": 2,
                     "training/filter_groups/num_groups_trained": 16, "timing_s/step": 3.0,
-                    "perf/throughput": 50.0}}) + "\n")
+                    "perf/throughput": 50.0, "train/loss": 1.0 / s, "train/grad_norm": 2.0, "train/lr": 1e-5}}) + "\n")
         (ckpt / f"global_step_{steps}" / "actor").mkdir(parents=True, exist_ok=True)
         (ckpt / "latest_checkpointed_iteration.txt").write_text(str(steps))
 
@@ -444,7 +444,8 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     m = pd.read_parquet(metrics)
     assert list(m.columns) == ["step", "metric", "level", "value"]
     val = m[m.metric == "val_accuracy"].set_index("level")["value"].to_dict()
-    assert val == {1: 0.5, 2: 0.25}
+    # per level, and over every prompt as the torch engine logs it (level -1): 3 of the 5 prompts are Level 1
+    assert val == {1: 0.5, 2: 0.25, -1: 0.4}
     assert m[m.metric == "reward"]["value"].round(3).tolist() == [0.1, 0.2, 0.3, 0.4]
     assert m[m.metric == "filtered_group_share"]["value"].tolist() == [0.5] * 4  # 1 - 16 / (2 x 16)
     assert m[m.metric == "num_gen_batches"]["value"].tolist() == [2.0] * 4
@@ -500,8 +501,25 @@ def test_sft_builds_messages_and_merges(tmp_path, monkeypatch):
     assert [m["role"] for m in msgs[0]] == ["user", "assistant"] and msgs[2][1]["content"] == "c"
     assert seen[1][seen[1].index("--local_dir") + 1].endswith("global_step_2")
     assert (out / "model.safetensors").exists()
+    # verl's SFT log as the torch engine's train_log.parquet
+    log = pd.read_parquet(out / "train_log.parquet")
+    assert list(log.columns) == ["step", "loss", "grad_norm", "lr"] and log["step"].tolist() == [1, 2]
+    assert log["loss"].tolist() == [1.0, 0.5] and str(log["step"].dtype) == "int64"
     with pytest.raises(ValueError, match="response"):
         E.sft_messages(_rows(2))
+
+
+def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
+    """Steps logged by a killed attempt and again by the rerun appear once in train_log, with the rerun's
+    values; a torn last line and steps without a loss (verl's validation) are left out."""
+    first, second = tmp_path / "attempt-1.jsonl", tmp_path / "attempt-2.jsonl"
+    rec = lambda step, loss: json.dumps({"step": step, "data": {"train/loss": loss, "train/grad_norm": 1.0,  # noqa: E731
+                                                                "train/lr": 0.1}})
+    first.write_text("\n".join([rec(1, 3.0), rec(2, 2.0), rec(3, 9.9)]) + '\n{"step": 4, "da')
+    second.write_text("\n".join([rec(3, 1.5), rec(4, 1.0), json.dumps({"step": 5, "data": {"val/loss": 0.5}})]))
+    log = E.sft_train_log(E.read_verl_jsonl([second, first]))
+    assert log["step"].tolist() == [1, 2, 3, 4] and log["loss"].tolist() == [3.0, 2.0, 1.5, 1.0]
+    assert E.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
 
 
 def test_get_engine_returns_the_verl_engine():

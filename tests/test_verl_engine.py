@@ -1,16 +1,19 @@
-"""The verl engine for real, on the CPU (tier "verl", slow): Stage 1 and RL on Levels 1 and 2 of the smoke
-DAG under ``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts and the
-evaluations, verl's SFT trainer fine-tunes Stage 1, verl's GRPO trains with dynamic sampling and syncs its
-weights to vLLM after every step; the torch engine pretrains the base. The run is killed twice on the way
-(SIGKILL to every process it started, as a machine that dies): once right after verl's SFT checkpoints the
-first of its two epochs, once right after verl's GRPO checkpoints step 2 of 4; each rerun continues from
-that checkpoint. Then the two engines' samplers on the same model and prompts, greedy and at T = 1. Needs
-``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
+"""The verl engine for real, on the CPU (tier "verl", slow): the whole smoke DAG (``rule all``) under
+``engine: verl`` (.test/config.yaml + .test/verl.yaml). vLLM samples the Stage-1 rollouts, the iterative-RFT
+rollouts and every evaluation; verl's SFT trainer fine-tunes Stage 1, the Multi-Base and every iterative-RFT
+round; verl's GRPO trains every RL run with dynamic sampling and syncs its weights to vLLM after every step;
+the torch engine pretrains the base; then metrics, every figure, the sample browser and the findings. The run
+is killed twice on the way (SIGKILL to every process it started, as a machine that dies, whatever else runs
+beside): once right after verl's SFT checkpoints the first of its two epochs, once right after verl's GRPO
+checkpoints step 2 of 4 of RL Level 1; each rerun continues from that checkpoint. Then the two engines'
+samplers on the same model and prompts, greedy and at T = 1, and the verl run's files against the torch
+engine's smoke run. Needs ``FGX_EXTRAS=verl bash envs/install.sh`` (verl and vLLM's CPU build).
 """
 
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,24 +31,24 @@ pytestmark = [pytest.mark.verl, pytest.mark.slow,
                                  reason="needs verl and vLLM (FGX_EXTRAS=verl bash envs/install.sh)")]
 
 OVERLAYS = ("--configfile", ".test/config.yaml", ".test/verl.yaml")
-TARGETS = ("results/metrics/rl_level1/test.parquet", "results/metrics/stage1/test.parquet",
-           "results/rl/level2/metrics.parquet")
 SAMPLE_COLUMNS = ("responses", "scores", "correct", "response_tokens", "level", "n_correct")
 
 
 SFT_CHECKPOINTS = "results/work/rft_sft/stage1/checkpoints"
 RL_CHECKPOINTS = "results/rl/level1/work/checkpoints"
+SFT_MODEL, RL_MODEL = "results/models/stage1", "results/models/rl_level1"
 
 
-def run_until_checkpoint(work: Path, checkpoints: str, timeout: float = 1200) -> int:
-    """Run the DAG; SIGKILL everything it started as soon as verl's tracker in ``checkpoints`` names a step
-    whose metrics line is written (before the trainer saves another). verl's GRPO trainer writes a step's
-    metrics after its checkpoint: a kill between the two loses that step's line, not its training."""
+def run_until_checkpoint(work: Path, checkpoints: str, first: str, timeout: float = 1200) -> int:
+    """Run the whole DAG, the jobs ``first`` needs ahead of the others (``--prioritize``); SIGKILL everything it
+    started as soon as verl's tracker in ``checkpoints`` names a step whose metrics line is written (before the
+    trainer saves another). verl's GRPO trainer writes a step's metrics after its checkpoint: a kill between
+    the two loses that step's line, not its training."""
     tracker = work / checkpoints / "latest_checkpointed_iteration.txt"
     logs = (work / checkpoints).parent / "logs"
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     subprocess.run([*SNAKEMAKE, "--unlock", *OVERLAYS], cwd=work, env=env, capture_output=True, check=True)
-    proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *OVERLAYS, "--", *TARGETS], cwd=work, env=env,
+    proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *OVERLAYS, "--prioritize", first], cwd=work, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     t0 = time.time()
     while proc.poll() is None and time.time() - t0 < timeout:
@@ -93,10 +96,11 @@ def attempt_steps(work_dir: Path, metric: str) -> list[list[int]]:
 @pytest.fixture(scope="module")
 def verl_run(tmp_path_factory):
     work = fresh_copy(tmp_path_factory.mktemp("verl") / "fgx")
-    killed = {"sft": run_until_checkpoint(work, SFT_CHECKPOINTS), "rl": run_until_checkpoint(work, RL_CHECKPOINTS)}
+    killed = {"sft": run_until_checkpoint(work, SFT_CHECKPOINTS, SFT_MODEL),
+              "rl": run_until_checkpoint(work, RL_CHECKPOINTS, RL_MODEL)}
     (work / "killed_at.json").write_text(json.dumps(killed))
     snakemake(work, "--unlock", *OVERLAYS)  # a killed Snakemake leaves its lock
-    snakemake(work, "--cores", "2", *OVERLAYS, "--", *TARGETS)
+    snakemake(work, "--cores", "2", *OVERLAYS)
     return work
 
 
@@ -141,30 +145,95 @@ def test_a_killed_verl_grpo_run_resumes_from_its_last_checkpoint(verl_run):
     assert "resuming GRPO trainer from its checkpoint at step 2" in (verl_run / "logs/rl/level1.log").read_text()
 
 
+# the backend each rule's jobs run under engine: verl (the torch engine pretrains the base: verl has no pretraining)
+BACKENDS = {"rollout": "fgx.engines.verl.vllm_sample", "evaluate": "fgx.engines.verl.vllm_sample",
+            "rft_sft": "verl.trainer.sft_trainer", "rl": "verl.trainer.main_ppo", "rl_multi": "verl.trainer.main_ppo"}
+
+
 def test_every_verl_job_ran_and_wrote_what_the_torch_engine_writes(verl_run):
-    logs = {p.relative_to(verl_run / "logs").as_posix(): p.read_text() for p in (verl_run / "logs").rglob("*.log")}
-    for job, marker in (("rollout/base/stage1.log", "fgx.engines.verl.vllm_sample"),
-                        ("rft_sft/stage1.log", "verl.trainer.sft_trainer"),
-                        ("rl/level1.log", "verl.trainer.main_ppo"),
-                        ("evaluate/rl_level1/test.log", "fgx.engines.verl.vllm_sample")):
-        assert marker in logs[job], f"{job} did not run {marker}"
-    # samples per prompt: .test/config.yaml's stage1.rollout.n and evaluate.n
-    samples = {"rollouts/base/stage1": 2, "eval/stage1/test": 4, "eval/rl_level1/test": 4}
-    for name, n in samples.items():
-        df = pd.read_parquet(verl_run / f"results/{name}.parquet")
-        assert len(df) > 0 and set(SAMPLE_COLUMNS) <= set(df.columns), name
-        assert (df["responses"].map(len) == n).all() and (df["scores"].map(len) == n).all()
-        assert (df["n_correct"] == df["correct"].map(sum)).all()
-        assert (df["level"] == [e["depth"] for e in df["extra_info"]]).all()
-    for model in ("stage1", "rl_level1"):
-        files = {p.name for p in (verl_run / "results/models" / model).iterdir()}
+    """Every sampling, SFT and RL job of the DAG ran verl or vLLM, every sample table has the contract's
+    columns and the samples per prompt its job asked for, every model is a Hugging Face directory."""
+    import pyarrow.parquet as pq
+
+    from fgx.io import PROVENANCE_KEY
+
+    ran = {}
+    for log in sorted((verl_run / "logs").glob("*/**/*.log")):
+        rule = log.relative_to(verl_run / "logs").parts[0]
+        if rule in BACKENDS:
+            text = log.read_text(errors="replace")
+            # an iterative-RFT round that kept no correct answer trains nothing, as under the torch engine
+            assert BACKENDS[rule] in text or (rule == "rft_sft" and "holds no SFT example" in text), log
+            ran[rule] = ran.get(rule, 0) + 1
+    assert set(ran) == set(BACKENDS) and ran["rl"] == 3 and ran["rft_sft"] == 4, ran
+    tables = sorted(p for d in ("eval", "rollouts") for p in (verl_run / "results" / d).rglob("*.parquet"))
+    assert len(tables) == ran["evaluate"] + ran["rollout"]
+    for path in tables:
+        df = pd.read_parquet(path)
+        n = int(json.loads(pq.read_schema(path).metadata[PROVENANCE_KEY])["n"])
+        assert len(df) > 0 and set(SAMPLE_COLUMNS) <= set(df.columns), path
+        assert (df["responses"].map(len) == n).all() and (df["scores"].map(len) == n).all(), path
+        assert (df["n_correct"] == df["correct"].map(sum)).all(), path
+        assert (df["level"] == [e["depth"] for e in df["extra_info"]]).all(), path
+    models = sorted(p for p in (verl_run / "results/models").iterdir() if not p.name.startswith("."))
+    assert {p.name for p in models} >= {"base", "stage1", "rl_level1"}
+    models = [p for p in models if p.name != "base"]  # the torch engine's pretraining writes its own record
+    assert len(models) == ran["rft_sft"] + ran["rl"] + ran["rl_multi"]
+    for model in models:
+        files = {p.name for p in model.iterdir()}
         assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
                 "generation_config.json", "resolved_config.json"} <= files, model
         assert "chat_template.jinja" not in files  # the starting model's tokenizer, not verl's view of it
-        resolved = json.loads((verl_run / "results/models" / model / "resolved_config.json").read_text())
-        assert resolved["engine"] == "verl"
-    metrics = pd.read_parquet(verl_run / "results/metrics/rl_level1/test.parquet")
-    assert len(metrics) > 0
+        assert json.loads((model / "resolved_config.json").read_text())["engine"] == "verl"
+
+
+def test_the_whole_dag_under_verl_writes_the_files_the_torch_engine_writes(verl_run, smoke_run):
+    """Nothing is left to run; every table and figure of the verl run is one the torch engine's smoke run
+    writes, with the same columns and types, the same problem sets, the same prompts in every evaluation, the
+    same rows (models, levels, k, pairs) in every figure table, and the same RL metric names; the findings
+    table has the same rows."""
+    from dagtools import planned_jobs
+
+    from fgx.engines.metric_names import TORCH_ONLY
+
+    assert planned_jobs(verl_run, *OVERLAYS) == {}, "the verl run left work undone"
+    verl, torch_ = artifact_tables(verl_run), artifact_tables(smoke_run)
+    assert len(verl) > 60 and set(verl) <= set(torch_), sorted(set(verl) - set(torch_))
+    # .test/verl.yaml thins the Countdown lineage's instances (one RL run from the Multi-Base, one number count)
+    assert all(THINNED.search(name) for name in set(torch_) - set(verl)), sorted(set(torch_) - set(verl))
+    for name, got in verl.items():
+        want = torch_[name]
+        assert list(got.columns) == list(want.columns), name
+        if len(got) and len(want):  # an empty column has no values to type
+            assert got.dtypes.astype(str).to_dict() == want.dtypes.astype(str).to_dict(), name
+        if name.startswith("results/data/strings/") and "pretrain" not in name:  # the overlay sets pretraining's only
+            pd.testing.assert_frame_equal(got, want, obj=name)
+        elif name.startswith(("results/eval/", "results/rollouts/")):
+            assert got["prompt"].astype(str).tolist() == want["prompt"].astype(str).tolist(), name
+        elif name.startswith("figures/"):
+            keys = [c for c in FIGURE_KEYS if c in want.columns]
+            rows = lambda df: set(map(tuple, df[keys].astype(str).values))  # noqa: E731
+            assert rows(got) <= rows(want) if THINNED_FIGURE.search(name) else rows(got) == rows(want), name
+        elif name.endswith("/metrics.parquet"):  # RL curves: the torch engine's metrics (but its own), verl's beside
+            missing = set(want["metric"]) - TORCH_ONLY - set(got["metric"])
+            assert not missing, (name, missing)
+    def finding_rows(run):
+        return [line.split("|")[1].strip() for line in (run / "results/analysis/findings.md").read_text().splitlines()
+                if line.startswith("| ")]
+    assert finding_rows(verl_run) == finding_rows(smoke_run)
+
+
+THINNED = re.compile(r"countdown[45]|multi_level1to2")
+THINNED_FIGURE = re.compile(r"figures/countdown_transfer")
+FIGURE_KEYS = ("model", "level", "k", "prompts", "a", "b", "functions", "numbers", "step", "metric")
+
+
+def artifact_tables(root: Path) -> dict[str, pd.DataFrame]:
+    """Every parquet under results/ (work directories and benchmarks left out) and every figure table."""
+    files = [p for p in (root / "results").rglob("*.parquet") if "/work/" not in p.as_posix()]
+    out = {p.relative_to(root).as_posix(): pd.read_parquet(p) for p in files if not p.name.startswith(".")}
+    out.update({p.relative_to(root).as_posix(): pd.read_csv(p) for p in (root / "figures").glob("*.csv")})
+    return out
 
 
 def test_grpo_takes_real_steps_and_syncs_weights_to_vllm(verl_run):

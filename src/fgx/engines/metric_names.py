@@ -1,5 +1,6 @@
-"""The names of the RL training metrics: fgx's name of each quantity (the ``metric`` column of
-``results/rl/<run>/metrics.parquet``, both engines) beside the tag verl's logger writes for it.
+"""The names of the training metrics: fgx's name of each quantity (the ``metric`` column of
+``results/rl/<run>/metrics.parquet``, the columns of an SFT model's ``train_log.parquet``; both engines) beside
+the tag verl's logger writes for it.
 
 The torch engine tags its TensorBoard curves with these verl tags (:mod:`fgx.engines.torch.tensorboard`);
 the verl engine reads verl's log back into fgx's names through the inverse (:data:`FGX_NAMES`), so a
@@ -32,5 +33,12 @@ VERL_ONLY = {
     "response_length/clip_ratio": "response_clip_ratio",
 }
 
+# quantities only the torch engine logs: verl's trainer logs neither the batch's share of correct responses
+# (its reward, "reward", is that share when rl.reward is acc) nor the validation responses' length per level
+TORCH_ONLY = frozenset({"accuracy", "val_response_length"})
+
 # verl tag -> fgx metric: how the verl engine names what verl logged
 FGX_NAMES = {**{tag: name for name, tag in VERL_TAGS.items()}, **VERL_ONLY}
+
+# an SFT model's train_log.parquet column -> the tag verl's SFT trainer writes for it (step: the row)
+VERL_SFT_TAGS = {"loss": "train/loss", "grad_norm": "train/grad_norm", "lr": "train/lr"}

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from fgx.engines.metric_names import FGX_NAMES, VERL_TAGS
+from fgx.engines.metric_names import FGX_NAMES, VERL_SFT_TAGS, VERL_TAGS
 from fgx.engines.verl import commands as C
 from fgx.io import prepare_work_dir, run_fingerprint
 
@@ -365,13 +365,26 @@ def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
     return steps
 
 
-def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_sampling: bool):
+def sft_train_log(steps: Mapping[int, Mapping]):
+    """verl's SFT log as the torch engine's ``train_log.parquet``: one row per step, ``step`` and the
+    columns of :data:`fgx.engines.metric_names.VERL_SFT_TAGS` (a step verl logged twice, before and after
+    a resume, once: the later attempt's)."""
+    import pandas as pd
+
+    rows = [{"step": int(step), **{name: float(metrics[tag]) for name, tag in VERL_SFT_TAGS.items()}}
+            for step, metrics in sorted(steps.items()) if all(tag in metrics for tag in VERL_SFT_TAGS.values())]
+    return pd.DataFrame(rows, columns=["step", *VERL_SFT_TAGS]).astype({"step": "int64"})
+
+
+def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_sampling: bool,
+                  val_prompts: Mapping[int, int] | None = None):
     """verl's per-step metrics in fgx's long format ``step, metric, level, value``.
 
     ``val_accuracy`` per level comes from ``val-core/<data_source>/acc/mean@N`` (level = the
-    data source's depth); ``filtered_group_share`` = groups dropped by dynamic sampling over groups
-    generated; fgx names for the common training metrics (``fgx.engines.metric_names.FGX_NAMES``); every
-    other numeric verl metric is kept as ``verl:<name>``.
+    data source's depth), and over every validation prompt (level -1, as the torch engine logs it) from
+    those, weighted by ``val_prompts`` (prompts per level; None: equally); ``filtered_group_share`` = groups
+    dropped by dynamic sampling over groups generated; fgx names for the common training metrics
+    (``fgx.engines.metric_names.FGX_NAMES``); every other numeric verl metric is kept as ``verl:<name>``.
     """
     import pandas as pd
 
@@ -380,6 +393,7 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
     rows = []
     for step in sorted(steps):
         data = steps[step]
+        per_level = {}
         for key, value in data.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
@@ -387,10 +401,16 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
             if m:
                 level = data_source_level(m["source"])
                 rows.append((step, "val_accuracy", -1 if level is None else level, float(value)))
+                if level is not None:
+                    per_level[level] = float(value)
             elif key in FGX_NAMES:
                 rows.append((step, FGX_NAMES[key], -1, float(value)))
             else:
                 rows.append((step, f"verl:{key}", -1, float(value)))
+        if per_level:
+            weights = {lv: val_prompts.get(lv, 1) if val_prompts else 1 for lv in per_level}
+            overall = sum(per_level[lv] * weights[lv] for lv in per_level) / sum(weights.values())
+            rows.append((step, "val_accuracy", -1, overall))
         if dynamic_sampling and GEN_BATCHES in data:
             # fgx's replay buffer's counts: 1 - groups trained / groups sampled, as the torch engine's
             sampled = float(data[GEN_BATCHES]) * batch_size
@@ -499,16 +519,21 @@ class VerlEngine:
                                          **(cpu_env(v) if cpu else {})}),
                     steps=per_epoch * int(job.epochs), trainer="SFT trainer")
         step_dir = latest_checkpoint(ckpt)
+        train_log = sft_train_log(read_verl_jsonl(sorted((work / "logs").glob("*.jsonl"))))
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
                                       python=self.python),
                       job_env(), None)
             finish_model_dir(tmp, model_dir, settings, argv)
+            train_log.to_parquet(Path(tmp) / "train_log.parquet", index=False)  # as the torch engine writes it
 
     # --------------------------------------------------------------------- RL
     def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping) -> None:
         """GRPO with verl.trainer.main_ppo; metrics parquet + merged final actor."""
-        from fgx.io import atomic_dir, write_parquet
+        import pandas as pd
+
+        from fgx.io import atomic_dir, read_rows, write_parquet
+        from fgx.tasks.contract import row_levels
 
         out_dir = Path(out_dir)
         v = C.verl_settings(settings)
@@ -532,7 +557,9 @@ class VerlEngine:
         with host_lock():
             self._train(work, argv, env, steps=int(settings["steps"]), trainer="GRPO trainer")
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
-        frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]))
+        val_levels = pd.Series(row_levels(read_rows(val_path, "validation prompts", ("prompt",)), val_path))
+        frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]),
+                              val_prompts=val_levels.value_counts().to_dict())
         if frame.empty:
             raise RuntimeError(f"verl logged no metrics under {work / 'logs'}")
         write_parquet(frame, metrics_path, settings=dict(settings))
