@@ -40,6 +40,9 @@ TORCH_ENV = "../envs/torch.yaml"
 ENGINE_ENV = "../envs/verl.yaml" if config["engine"] == "verl" else TORCH_ENV
 HEAVY_THREADS = config["compute"]["torch_threads"]
 GPUS = 1 if config["engine"] == "verl" or config["device"] == "cuda" else 0
+# verl RL jobs on one host take turns (fgx.engines.verl.engine.host_lock); profiles/default runs one at a time
+# (`resources: verl_rl=1`), so that a job waiting for its turn does not hold a core the evaluations could use
+VERL_RL = 1 if config["engine"] == "verl" else 0
 
 
 wildcard_constraints:

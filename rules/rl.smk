@@ -24,6 +24,7 @@ rule rl:
         mem_mb=16000,
         runtime=1440,
         gpu=GPUS,
+        verl_rl=VERL_RL,
     conda:
         ENGINE_ENV
     shell:
