@@ -522,6 +522,19 @@ def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
     assert E.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
 
 
+def test_validation_accuracy_over_every_prompt_is_weighted_by_the_prompts_per_level():
+    """The torch engine's level -1 row of val_accuracy, from verl's per-level means; a data source without a
+    level is that row already, so none is added beside it."""
+    acc = "val-core/codeio-forward-incomplete-depth{}/acc/mean@1"
+    steps = {0: {acc.format(1): 1.0, acc.format(3): 0.0}}
+    frame = E.metrics_frame(steps, 4, False, val_prompts={1: 3, 3: 1})
+    val = frame[frame.metric == "val_accuracy"].set_index("level")["value"].to_dict()
+    assert val == {1: 1.0, 3: 0.0, -1: 0.75}
+    assert E.metrics_frame(steps, 4, False)["value"].tolist()[-1] == 0.5  # no counts: levels weigh the same
+    odd = E.metrics_frame({0: {"val-core/some-other-task/acc/mean@1": 0.3}}, 4, False)
+    assert odd[odd.metric == "val_accuracy"][["level", "value"]].values.tolist() == [[-1, 0.3]]
+
+
 def test_get_engine_returns_the_verl_engine():
     from fgx.engines import get_engine
 

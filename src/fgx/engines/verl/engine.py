@@ -401,13 +401,12 @@ def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_samplin
             if m:
                 level = data_source_level(m["source"])
                 rows.append((step, "val_accuracy", -1 if level is None else level, float(value)))
-                if level is not None:
-                    per_level[level] = float(value)
+                per_level[level] = float(value)
             elif key in FGX_NAMES:
                 rows.append((step, FGX_NAMES[key], -1, float(value)))
             else:
                 rows.append((step, f"verl:{key}", -1, float(value)))
-        if per_level:
+        if per_level and None not in per_level:  # a source of no level is already the row of level -1
             weights = {lv: val_prompts.get(lv, 1) if val_prompts else 1 for lv in per_level}
             overall = sum(per_level[lv] * weights[lv] for lv in per_level) / sum(weights.values())
             rows.append((step, "val_accuracy", -1, overall))
