@@ -2,7 +2,8 @@
 
 Skipped unless ``SLURM_CONF`` is set and ``sinfo`` answers. Each test runs a DAG through
 ``profiles/slurm`` (its executor, options and set-resources, with sizes shrunk to the CI node and
-status checks made fast: :func:`ci_profile`) and the same DAG locally, then asserts that
+status checks made fast: :func:`ci_profile`) and the same DAG locally (for the smoke DAG: the session's
+``smoke_run``), then asserts that
 
 * every job went through SLURM: it ran under a SLURM job id that Snakemake reported, and SLURM
   lists that id as COMPLETED (``squeue --states=all``, kept by MinJobAge) or in its job-completion
