@@ -144,6 +144,7 @@ def test_cpu_commands_compose_and_mean_the_cpu_setup(hydra):
     assert rollout.dtype == "float32" and rollout.enforce_eager and not rollout.enable_sleep_mode
     assert rollout.checkpoint_engine.update_weights_bucket_megabytes == 64
     assert cfg.ray_kwargs.ray_init.num_gpus == 1 and cfg.ray_kwargs.ray_init.num_cpus == 8
+    assert cfg.ray_kwargs.ray_init.include_dashboard is False
     for key in ("optim", "ppo_mini_batch_size", "loss_agg_mode", "clip_ratio_low", "clip_ratio_high"):
         assert actor[key] == gpu.actor_rollout_ref.actor[key], key
     assert cfg.algorithm == gpu.algorithm and cfg.data.train_batch_size == gpu.data.train_batch_size

@@ -136,8 +136,9 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
     checkpointing or vLLM sleep mode (CUDA-only); the actor's compute, vLLM and the weights it
     receives in fp32 (the torch engine's precision; verl's FSDP engine computes in bf16 unless told);
     a 64 MB weight bucket instead of 2 GB of shared memory; one agent-loop and one reward worker; Ray
-    told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs) and given enough logical
-    CPUs for verl's helper actors."""
+    told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs), given enough logical
+    CPUs for verl's helper actors and started without its dashboard (one process fewer competing for
+    the job's cores; a local cluster that lives as long as the job has no one to look at it)."""
     a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
     return [
         _ov("trainer.device", "cpu"),
@@ -154,6 +155,7 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
         _ov("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),
         _ov("+ray_kwargs.ray_init.num_gpus", int(n_ranks)),
         _ov("ray_kwargs.ray_init.num_cpus", max(8, 4 * int(n_ranks))),
+        _ov("+ray_kwargs.ray_init.include_dashboard", False),
     ]
 
 
