@@ -342,11 +342,13 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
                                          "metrics": metrics, "stream": stream.state()})
         if stop_after is not None and run_steps >= stop_after and step < s.steps:
             bar.close()
+            tb.close()
             raise KeyboardInterrupt(f"rl: stopped after {run_steps} steps (stop_after)")
     bar.close()
     if not any(m["step"] == step and m["metric"] == "val_accuracy" for m in metrics):
         run_val(step)
         log_tb()
+    tb.close()
     final = dict(resolved, n_params=n_params(model), final_step=step)
     save_checkpoint(model, tok, out_dir, max_new_tokens=s.max_new_tokens,
                     extra_files={"resolved_config.json": lambda p: write_json(final, p)})
