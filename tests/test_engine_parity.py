@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from fgx.algos.rl import ALGORITHMS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.verl,
@@ -51,8 +53,10 @@ def parity(tmp_path_factory):
     return run
 
 
-def test_one_rl_update_matches(parity):
-    rl = parity["rl"]
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_one_rl_update_matches(parity, name):
+    rl = parity["rl_algorithms"][name]
+    assert rl["algorithm"] == name
     assert rl["loss_abs_diff"] < 1e-6
     assert rl["advantage_max_abs_diff"] < 1e-6
     assert rl["old_logprob_max_abs_diff"] < 1e-5
@@ -72,6 +76,15 @@ def test_a_different_objective_fails_the_tolerances(parity):
     other = rl["control_torch_seq_mean_token_sum"]
     assert other["loss_abs_diff"] > 1e-3
     assert other["grad_max_abs_diff"] > 1e-4
+
+
+def test_rloo_is_told_from_reinforce(parity):
+    """RLOO's advantages are REINFORCE's scaled by n / (n - 1) (4/3 here): the torch engine with REINFORCE's
+    advantages against verl's RLOO fails on the advantages and the gradients (Adam's first step, scale-invariant,
+    leaves the weights close, as for another loss_agg_mode)."""
+    control = parity["rl_algorithms"]["rloo"]["control_torch_reinforce_advantages"]
+    assert control["advantage_max_abs_diff"] > 0.05
+    assert control["grad_max_abs_diff"] > 1e-4
 
 
 def test_sft_losses_match_and_both_normalise_per_token(parity):

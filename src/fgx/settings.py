@@ -17,6 +17,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from fgx.algos.rl import ALGORITHMS
+
 
 class SettingsError(ValueError):
     """A job's settings lack a key, carry one nothing reads, or hold a value out of range."""
@@ -306,8 +308,8 @@ RL_RUNS = ("level1", "level2", "level1to2")
 class RL(_Section):
     """config ``rl`` (without ``runs``, which the DAG plans): one RL run of either engine."""
 
-    algorithm: str = knob("grpo: group-normalised advantages | reinforce: group-mean baseline, no std",
-                          choices=["grpo", "reinforce"])
+    algorithm: str = knob(" | ".join(f"{name}: {words}" for name, words in ALGORITHMS.items()) +
+                          " (one module of src/fgx/algos/rl each)", choices=ALGORITHMS)
     reward: str = knob("acc: 1 correct, 0 otherwise | score: compute_score's 1 / 0 / -1 (unparsable)",
                        choices=["acc", "score"])
     steps: int = knob("RL steps (a longer run resumes a shorter one's last checkpoint, torch)", ge=1)
