@@ -13,6 +13,7 @@ from fgx.algos.rl import ALGORITHMS, algorithm
 from fgx.engines import get_engine
 from fgx.engines.verl import commands as C
 from fgx.plan import params
+from fgx.settings import RL
 from toy import rl_settings, toy_score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,3 +85,5 @@ def test_the_torch_engine_trains_with_each_algorithm(base_dir, name):
 def test_an_unknown_algorithm_is_refused_naming_the_registered_ones():
     with pytest.raises(ValueError, match="rl.algorithm 'ppo2' unknown; choose one of grpo, reinforce, rloo"):
         algorithm("ppo2")
+    with pytest.raises(ValueError, match="key 'algorithm': got \"ppo2\"; allowed values: \"grpo\", \"reinforce\""):
+        RL.from_settings(rl_settings(algorithm="ppo2"))

@@ -68,13 +68,13 @@ def test_the_committed_schema_and_key_tables_are_what_the_declarations_generate(
 
 def test_every_config_key_is_declared_once_with_a_description():
     """config.yaml's keys are exactly the declared ones, and every declaration says what its key is."""
-    from fgx import knobs
+    from fgx import schema
 
     def keys(cls, prefix=""):
-        for f, tp in knobs.fields(cls):
+        for f, tp in schema.fields(cls):
             k = S.knob_of(f)
             assert k.doc and "\n" not in k.doc, f"{prefix}{f.name}: one line of description"
-            inner = knobs._split_optional(tp)[0]
+            inner = schema.split_optional(tp)[0]
             if dataclasses.is_dataclass(inner) and not k.partial:
                 yield from keys(inner, f"{prefix}{f.name}.")
             else:

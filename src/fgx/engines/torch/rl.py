@@ -243,8 +243,6 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     (:mod:`fgx.engines.torch.tensorboard`).
     ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
     s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
-    if s.loss_agg_mode not in objective.core.LOSS_AGG_MODES:
-        raise ValueError(f"rl.loss_agg_mode {s.loss_agg_mode!r} not in {objective.core.LOSS_AGG_MODES}")
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     device = resolve_device(rt.device)

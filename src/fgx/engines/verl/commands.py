@@ -36,7 +36,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from fgx.algos import optimizer
-from fgx.settings import SettingsError, Verl, machine_keys
+from fgx.settings import ATTN_IMPLEMENTATIONS, SettingsError, Verl, machine_keys
 
 PPO_CONFIG = "ppo_trainer"
 SFT_CONFIG = "sft_trainer_engine"
@@ -116,8 +116,8 @@ def _ov(key: str, value: Any) -> str:
 def _attention_overrides(prefix: str, v: Mapping) -> list[str]:
     """Sequence packing (remove padding) with flash attention, or padded batches with SDPA."""
     impl = v["attn_implementation"]
-    if impl not in ("flash_attention_2", "sdpa"):
-        raise SettingsError(f"verl.attn_implementation {impl!r}: use flash_attention_2 or sdpa")
+    if impl not in ATTN_IMPLEMENTATIONS:
+        raise SettingsError(f"verl.attn_implementation {impl!r}: use one of {', '.join(ATTN_IMPLEMENTATIONS)}")
     if impl == "flash_attention_2":
         return [_ov(f"{prefix}.use_remove_padding", True)]
     # override_config is a free-form dict in verl's config: new keys are added with '+'
