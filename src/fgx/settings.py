@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from fgx import schema
-from fgx.algos.rl import ALGORITHMS
+from fgx.algos.rl import ALGORITHMS, LOSS_AGG_MODES
 from fgx.schema import knob, knob_of
 
 # What some keys allow, declared once here; the code that gives the values their meaning imports them
-# (the RL algorithms are the modules fgx.algos.rl registers, RL_RUNS the Stage-2 train splits below).
+# (the RL objective's, torch-free, from fgx.algos.rl: its algorithms and loss aggregations; RL_RUNS, the
+# Stage-2 train splits, below).
 ENGINES = ("torch", "verl")                           # fgx.engines.get_engine
 DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
 REWARDS = ("acc", "score")                            # fgx.tasks.reward
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")  # fgx.algos.core.agg_loss
 ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
 
 

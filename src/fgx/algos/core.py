@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from fgx.settings import LOSS_AGG_MODES
+from fgx.algos.rl import LOSS_AGG_MODES
 KL_KINDS = ("k1", "k2", "k3", "low_var_kl", "abs")
 
 

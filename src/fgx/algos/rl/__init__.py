@@ -15,7 +15,8 @@ passes ``VERL_OVERRIDES`` (:func:`fgx.engines.verl.commands.ppo_overrides`), and
 which algorithm a verl command trains. Adding one is a module here and a line in :data:`ALGORITHMS`;
 tests/test_rl_algorithms.py holds every registered module to this shape and to both engines.
 
-This file imports no torch: :mod:`fgx.settings` declares config key ``rl.algorithm`` from :data:`ALGORITHMS`.
+This file imports no torch: :mod:`fgx.settings` declares config keys ``rl.algorithm`` and
+``rl.loss_agg_mode`` from :data:`ALGORITHMS` and :data:`LOSS_AGG_MODES`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ ALGORITHMS = {
     "reinforce": "group-mean baseline, no std",
     "rloo": "leave-one-out baseline",
 }
+
+# how every algorithm's token losses are averaged (config key rl.loss_agg_mode; fgx.algos.core.agg_loss)
+LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
 
 
 def algorithm(name: str) -> ModuleType:
