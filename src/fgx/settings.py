@@ -1,14 +1,16 @@
 """Every config key, declared once: its type, allowed values and a one-line description.
 
 The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
-field's annotation is its type and :func:`knob` its bounds, choices and description; they have no
+field's annotation is its type and :func:`~fgx.schema.knob` its bounds, choices and description; they have no
 defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
 it writes), so a key cannot exist in one and not the other.
 
 The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.plan.params` from
 config.yaml, one config section (its keys unchanged) plus the runtime keys every job carries
-(:class:`Runtime`). ``from_settings`` refuses a missing or unknown key, naming it.
+(:class:`Runtime`); a few light jobs receive settings of their own (:class:`Metrics`, ...). ``from_settings``
+refuses a missing or unknown key, naming it, and a value its declaration does not allow, in the words the
+config check uses (:mod:`fgx.schema`: one validator for config.yaml and for every job).
 """
 
 from __future__ import annotations
