@@ -130,6 +130,21 @@ def object_schema(cls, defs: dict[type, str] | None = None, partial: bool = Fals
     return node
 
 
+# the keywords of a schema that bound a value rather than type it
+_BOUNDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "minLength", "minItems",
+           "maxItems", "uniqueItems"}
+
+
+def types_only(node: Any) -> Any:
+    """``node`` (a schema) less every bound: what it says of types, keys and choices alone."""
+    if isinstance(node, list):
+        return [types_only(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: ({name: types_only(v) for name, v in value.items()} if k == "properties" else types_only(value))
+            for k, value in node.items() if k not in _BOUNDS}
+
+
 # ----------------------------------------------------------------------------- checking
 def _key_path(error) -> str:
     parts = [str(p) for p in error.absolute_path]

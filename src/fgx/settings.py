@@ -9,8 +9,8 @@ it writes), so a key cannot exist in one and not the other.
 The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.plan.params` from
 config.yaml, one config section (its keys unchanged) plus the runtime keys every job carries
 (:class:`Runtime`); a few light jobs receive settings of their own (:class:`Metrics`, ...). ``from_settings``
-refuses a missing or unknown key, naming it, and a value its declaration does not allow, in the words the
-config check uses (:mod:`fgx.schema`: one validator for config.yaml and for every job).
+refuses a missing or unknown key, naming it, and a value of a type or choice its declaration does not allow,
+in the words the config check uses (:mod:`fgx.schema`: one validator for config.yaml and for every job).
 """
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ def levels(doc: str) -> Any:
 
 
 def _check(cls, settings: Mapping[str, Any], where: str) -> None:
-    """Refuse a value of the wrong type or out of its bounds or choices among the keys ``cls`` declares,
-    naming the key, by the schema the declarations make and in the config check's words
-    (:mod:`fgx.schema`): such a value would otherwise fail later with a traceback or, worse, run (a
-    string where a list belongs is iterated one character at a time)."""
+    """Refuse a value of the wrong type or choice among the keys ``cls`` declares, naming the key, by the
+    schema the declarations make and in the config check's words (:mod:`fgx.schema`): such a value would
+    otherwise fail later with a traceback or, worse, run (a string where a list belongs is iterated one
+    character at a time). The bounds are the config's, checked before any job; the engines run settings
+    outside them when called as a library (greedy sampling at temperature 0)."""
     names = {f.name for f in dataclasses.fields(cls)}
     given = {k: v for k, v in settings.items() if k in names}
-    problems = schema.problems(schema.object_schema(cls, partial=True), given)
+    problems = schema.problems(schema.types_only(schema.object_schema(cls, partial=True)), given)
     if problems:
         raise SettingsError(f"--settings ({where}): {'; '.join(problems)}. Settings come from config.yaml "
                             "(schemas/config.schema.yaml says what every key allows): fix the value there, or "
