@@ -6,24 +6,27 @@ the CPU, in fp32, seeded. One tiny random Llama, saved once, is the start of bot
 RL, one update: the same prompts, responses and rewards go (a) through verl 0.9.1's actor as ``main_ppo``
 builds it from fgx's overrides (:func:`fgx.engines.verl.commands.ppo_overrides` with ``cpu=True``):
 ``ActorRolloutRefWorker(role="actor")`` in this process (torch.distributed gloo, world size 1, fgx's CPU
-platform), its FSDP2 engine, its ``compute_log_prob`` for the old log-probs, verl's
-``compute_grpo_outcome_advantage`` for the advantages and its ``update_actor`` (``ppo_loss``, gradient clip,
+platform), its FSDP2 engine, its ``compute_log_prob`` for the old log-probs, verl's ``compute_advantage`` with
+the estimator the overrides name for the advantages and its ``update_actor`` (``ppo_loss``, gradient clip,
 AdamW step), fed as verl's trainer feeds it (``left_right_2_no_padding`` and the trainer's meta keys); and
 (b) through the torch engine's :func:`fgx.engines.torch.rl.update` with fgx's AdamW. Reported: the loss
 difference, the gradient and updated-weight differences, split into matrices and vectors (norm weights:
-verl's AdamW decays every parameter, fgx's only matrices).
+verl's AdamW decays every parameter, fgx's only matrices). Once per RL algorithm (:mod:`fgx.algos.rl`,
+``--algorithms``; the config's own, GRPO, first).
 
 SFT, the first steps: the same batches (the torch engine's length-grouped order) through verl's
 ``TrainingWorker`` with ``sft_loss`` as ``verl.trainer.sft_trainer`` builds it from
 :func:`fgx.engines.verl.commands.sft_overrides`, and through the torch engine's loss (``train``'s
 per-token mean over the batch), each with its own optimizer.
 
-    flock /tmp/fgx-heavy.lock python benchmarks/engine_parity.py [--precision fp32 bf16] [--controls] [--json out.json]
+    flock /tmp/fgx-heavy.lock python benchmarks/engine_parity.py [--precision fp32 bf16] [--algorithms grpo rloo]
+        [--controls] [--json out.json]
 
 verl's FSDP engine computes in bf16 unless ``mixed_precision`` says otherwise; fgx's CPU overrides set fp32
 (:data:`fgx.engines.verl.commands.FP32_MIXED_PRECISION`), and ``bf16`` here takes that override out to show what
 verl's default costs. ``--controls`` also runs objectives that must not match: the RL update with the advantages'
-sign flipped and with another ``loss_agg_mode``, SFT with verl's own default optimizer.
+sign flipped and with another ``loss_agg_mode``, RLOO's verl update against the torch engine's with REINFORCE's
+advantages (RLOO's are those scaled by n / (n - 1)), SFT with verl's own default optimizer.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # run from a checkout
 
 from main_job import machine  # noqa: E402  (the machine's name as every benchmark writes it)
+
+from fgx.algos.rl import ALGORITHMS  # noqa: E402
 
 # the tiny Llama of both sides: two layers, heads of 32 dimensions
 SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
@@ -177,7 +182,8 @@ def verl_rl_update(model_dir: Path, s: dict, data, work: Path, precision: str = 
     import torch
     from tensordict import TensorDict
 
-    from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
+    from verl import DataProto
+    from verl.trainer.ppo.ray_trainer import compute_advantage
     from verl.utils import tensordict_utils as tu
     from verl.workers.engine_workers import ActorRolloutRefWorker
     from verl.workers.utils.padding import left_right_2_no_padding, no_padding_2_padding
@@ -211,12 +217,16 @@ def verl_rl_update(model_dir: Path, s: dict, data, work: Path, precision: str = 
     out = worker.compute_log_prob(td)
     old = no_padding_2_padding(tu.get(out, "log_probs"), td).float()
 
-    # advantages: verl's GRPO estimator on outcome rewards placed at each response's last token
+    # advantages: the estimator the config names, as verl's trainer calls it, on outcome rewards placed at
+    # each response's last token
     scores = torch.zeros(B, R)
     for i, r in enumerate(responses):
         scores[i, len(r) - 1] = rewards[i]
-    adv, _ = compute_grpo_outcome_advantage(scores, response_mask, np.array(uid, dtype=object),
-                                            norm_adv_by_std_in_grpo=cfg.algorithm.norm_adv_by_std_in_grpo)
+    scored = DataProto.from_dict(tensors={"token_level_rewards": scores, "response_mask": response_mask.float()},
+                                 non_tensors={"uid": np.array(uid, dtype=object)})
+    adv = compute_advantage(scored, adv_estimator=cfg.algorithm.adv_estimator,
+                            norm_adv_by_std_in_grpo=cfg.algorithm.norm_adv_by_std_in_grpo,
+                            config=cfg.algorithm).batch["advantages"]
     if flip:
         adv = -adv
 
@@ -235,12 +245,14 @@ def verl_rl_update(model_dir: Path, s: dict, data, work: Path, precision: str = 
     return metrics, old, adv, _params(engine.module), grads
 
 
-def torch_rl_update(model_dir: Path, s: dict, data, flip: bool = False, loss_agg_mode: str | None = None):
-    """The torch engine's one update on the same data: returns (stats, advantages, weights, grads)."""
+def torch_rl_update(model_dir: Path, s: dict, data, flip: bool = False, loss_agg_mode: str | None = None,
+                    advantages_of: str | None = None):
+    """The torch engine's one update on the same data: returns (stats, advantages, weights, grads).
+    ``advantages_of``: another algorithm's advantages (a control)."""
     import torch
 
-    from fgx.algos import objective
     from fgx.algos.optimizer import RL_BETAS, RL_WEIGHT_DECAY
+    from fgx.algos.rl import algorithm
     from fgx.engines.torch import rl as R
     from fgx.engines.torch.batches import forward_logprobs
     from fgx.engines.torch.model import load_model
@@ -251,7 +263,7 @@ def torch_rl_update(model_dir: Path, s: dict, data, flip: bool = False, loss_agg
     prompts, responses, rewards, uid = data
     model = load_model(model_dir, torch.device("cpu"))
     opt = adamw(model, rl.lr, RL_WEIGHT_DECAY, RL_BETAS)
-    adv = objective.advantages(rl.algorithm, torch.tensor(rewards), torch.tensor(uid))
+    adv = algorithm(advantages_of or rl.algorithm).advantages(torch.tensor(rewards), torch.tensor(uid))
     if flip:
         adv = -adv
     seqs = [p + r for p, r in zip(prompts, responses)]
@@ -307,22 +319,27 @@ def rl_report(v: tuple, t: tuple, start: dict, data, s: dict) -> dict:
     }
 
 
-def rl_parity(work: Path, precision: str = "fp32", seed: int = 0, controls: bool = False) -> dict:
-    """One update both ways on the same model and data; with ``controls`` also two deliberately different
-    objectives (verl with the advantages' sign flipped; the torch engine with another loss_agg_mode)."""
+def rl_parity(work: Path, precision: str = "fp32", seed: int = 0, controls: bool = False,
+              algorithm: str | None = None) -> dict:
+    """One update both ways on the same model and data, with the config's RL algorithm or ``algorithm``; with
+    ``controls`` also deliberately different objectives (verl with the advantages' sign flipped; the torch
+    engine with another loss_agg_mode; for RLOO, the torch engine with REINFORCE's advantages)."""
     import torch
 
     from fgx.engines.torch.model import load_model
 
     model_dir = work / "model" if (work / "model").exists() else tiny_model(work, seed)
-    s = settings()["rl"]
+    s = settings(rl={"algorithm": algorithm} if algorithm else None)["rl"]
     data = rl_data(seed, s["batch_size"], s["group_size"])
     start = _params(load_model(model_dir, torch.device("cpu")))
     v = verl_rl_update(model_dir, s, data, work, precision)
     t = torch_rl_update(model_dir, s, data)
-    out = {"precision": precision, "lr": s["lr"], "loss_agg_mode": s["loss_agg_mode"], "sequences": len(data[0]),
-           "response_tokens": sum(map(len, data[1])), **rl_report(v, t, start, data, s)}
-    if controls:
+    out = {"algorithm": s["algorithm"], "precision": precision, "lr": s["lr"], "loss_agg_mode": s["loss_agg_mode"],
+           "sequences": len(data[0]), "response_tokens": sum(map(len, data[1])), **rl_report(v, t, start, data, s)}
+    if controls and s["algorithm"] == "rloo":
+        reinforce = torch_rl_update(model_dir, s, data, advantages_of="reinforce")
+        out["control_torch_reinforce_advantages"] = rl_report(v, reinforce, start, data, s)
+    elif controls:
         flipped = verl_rl_update(model_dir, s, data, work, precision, flip=True)
         out["control_flipped_advantage"] = rl_report(flipped, t, start, data, s)
         other = torch_rl_update(model_dir, s, data, loss_agg_mode="seq-mean-token-sum")
@@ -470,9 +487,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--precision", nargs="+", default=["fp32"], choices=["fp32", "bf16"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--algorithms", nargs="+", default=None, choices=list(ALGORITHMS),
+                    help="the RL algorithms of the one-update parity (default: every registered one)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--controls", action="store_true",
-                    help="also run two deliberately different RL objectives (they must not match)")
+                    help="also run deliberately different objectives (they must not match)")
     ap.add_argument("--sft-steps", type=int, default=4)
     ap.add_argument("--json", default=None, help="also write every number to this JSON file")
     args = ap.parse_args(argv)
@@ -486,21 +505,25 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="fgx-parity-") as tmp:
         work = Path(tmp)
         tiny_model(work, args.seed)
+        own = settings()["rl"]["algorithm"]
+        algorithms = sorted(args.algorithms or ALGORITHMS, key=lambda name: name != own)  # the config's first
         for precision in args.precision:
-            rl = rl_parity(work, precision, args.seed, controls=args.controls)
+            rls = {name: rl_parity(work, precision, args.seed, controls=args.controls, algorithm=name)
+                   for name in algorithms}
             sft = sft_parity(work, precision, args.seed, args.sft_steps, controls=args.controls)
-            report["runs"].append({"precision": precision, "rl": rl, "sft": sft})
-            print_run(rl, sft)
+            report["runs"].append({"precision": precision, "rl": rls[algorithms[0]], "rl_algorithms": rls, "sft": sft})
+            for rl in rls.values():
+                print_rl(rl)
+            print_sft(sft, precision)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     print(f"engine_parity cpu: {report['cpu']}")
     return 0
 
 
-def print_run(rl: dict, sft: dict) -> None:
-    p = rl["precision"]
-    print(f"\n== {p}: RL, one update ({rl['sequences']} sequences, {rl['response_tokens']} response tokens, "
-          f"lr {rl['lr']}, {rl['loss_agg_mode']})")
+def print_rl(rl: dict) -> None:
+    print(f"\n== {rl['precision']}: RL ({rl['algorithm']}), one update ({rl['sequences']} sequences, "
+          f"{rl['response_tokens']} response tokens, lr {rl['lr']}, {rl['loss_agg_mode']})")
     rows = [("loss verl / torch", f"{rl['verl_loss']:.9g} / {rl['torch_loss']:.9g}"),
             ("loss abs diff", f"{rl['loss_abs_diff']:.3g}"),
             ("grad norm verl / torch", f"{rl['verl_grad_norm']:.9g} / {rl['torch_grad_norm']:.9g}"),
@@ -511,13 +534,17 @@ def print_run(rl: dict, sft: dict) -> None:
              f"{rl['weight_max_abs_diff_matrices']:.3g} ({rl['weight_rel_diff_matrices_of_lr']:.3g})"),
             ("weight max abs diff, vectors", f"{rl['weight_max_abs_diff_vectors']:.3g}"),
             ("  vectors, fgx decayed as verl", f"{rl['weight_max_abs_diff_vectors_decayed_as_verl']:.3g}")]
-    for name in ("control_flipped_advantage", "control_torch_seq_mean_token_sum"):
+    controls = ("control_flipped_advantage", "control_torch_seq_mean_token_sum", "control_torch_reinforce_advantages")
+    for name in controls:
         if name in rl:
             c = rl[name]
             rows.append((name, f"loss diff {c['loss_abs_diff']:.3g}, grad diff {c['grad_max_abs_diff']:.3g}, "
                                f"weight diff matrices {c['weight_max_abs_diff_matrices']:.3g}"))
     for k, v in rows:
         print(f"  {k:<40} {v}")
+
+
+def print_sft(sft: dict, p: str) -> None:
     n = sft["step1_normalisations"]
     print(f"== {p}: SFT, first {len(sft['torch'])} steps (batch {sft['batch_size']}, lr {sft['lr']}); step-1 loss "
           f"per token over the batch {n['per_token_over_batch']:.7f}, per sequence {n['per_sequence_mean']:.7f}")

@@ -15,10 +15,9 @@ def main(argv=None) -> int:
     def go():
         from fgx.algos.rft import filter_rollouts
         from fgx.io import read_rows, write_parquet
+        from fgx.settings import Filter
 
-        from fgx.settings import check_types
-
-        check_types(args.settings, "the filter", drop_all_solved="bool", max_per_prompt="int | None")
+        Filter.from_settings(args.settings)
         rollouts = read_rows(args.rollouts, "rollouts", ("prompt", "responses", "correct"))
         kept = filter_rollouts(rollouts, source=args.rollouts, **args.settings)
         write_parquet(kept, args.out, settings=args.settings)

@@ -16,11 +16,10 @@ def main(argv=None) -> int:
     def go():
         from fgx.io import read_rows, read_settings, write_parquet
         from fgx.metrics import level_pass_at_k
-
-        from fgx.settings import check_types
+        from fgx.settings import Metrics
 
         s = args.settings
-        check_types(s, "metrics", ks="list[int]", bootstrap="int", ci="float", seed="int")
+        Metrics.from_settings(s)
         samples = read_rows(args.samples, "evaluation samples", ("level", "correct"))
         table = level_pass_at_k(samples[["level", "correct"]], s["ks"], resamples=s["bootstrap"], ci=s["ci"],
                                 seed=s["seed"])

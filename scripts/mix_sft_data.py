@@ -16,10 +16,9 @@ def main(argv=None) -> int:
     def go():
         from fgx.algos.rft import mix_sft_data
         from fgx.io import read_rows, write_parquet
+        from fgx.settings import SFTMix
 
-        from fgx.settings import check_types
-
-        check_types(args.settings, "the SFT mix", repeats="list[int]")
+        SFTMix.from_settings(args.settings)
         frames = [read_rows(path, "SFT data", ("prompt", "reward_model")) for path in args.inputs]
         mixed = mix_sft_data(frames, repeats=args.settings["repeats"], sources=args.inputs)
         write_parquet(mixed, args.out, settings=args.settings)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""RL (GRPO / REINFORCE) from a checkpoint with outcome reward; logs held-out accuracy per level."""
+"""RL (the algorithm rl.algorithm names) from a checkpoint with outcome reward; logs held-out accuracy per level."""
 
 import sys
 

@@ -21,11 +21,10 @@ def main(argv=None) -> int:
         from fgx.analysis.sample_browser import render_html
         from fgx.io import atomic_path, read_rows
         from fgx.plan import paths
-
-        from fgx.settings import check_types
+        from fgx.settings import SampleBrowser
 
         s = args.settings
-        check_types(s, "the sample browser", per_cell="int", seed="int")
+        SampleBrowser.check(s)
         per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
         seed = args.seed if args.seed is not None else int(s.get("seed", 0))
         tables = {}

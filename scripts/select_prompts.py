@@ -15,10 +15,9 @@ def main(argv=None) -> int:
     def go():
         from fgx.io import read_rows, write_parquet
         from fgx.tasks.contract import JOB_INPUT_FIX, check_problem_file, first_per_level
+        from fgx.settings import PromptSubset
 
-        from fgx.settings import check_types
-
-        check_types(args.settings, "evaluate.many_samples", levels="list[int]", per_level="int")
+        PromptSubset.from_settings(args.settings)
         check_problem_file(args.data, "problem set", JOB_INPUT_FIX)
         rows = read_rows(args.data, "problem set", ("extra_info",))
         lo, hi = args.settings["levels"]

@@ -4,16 +4,20 @@ SFT code (its FSDP2 engine in one CPU process, fp32) and through the torch engin
 Llama and data; here its numbers are held to tolerances, and two deliberately different objectives are
 held to fail them.
 
-Tolerances (fp32; measured on an AMD EPYC, 2 cores: loss 7e-9, gradients 1.5e-8 of max 0.075,
-matrices 1.0e-6 at lr 1e-3, SFT losses 4.8e-7, one float32 ulp at 4.6):
+One RL update per RL algorithm (fgx.algos.rl: GRPO, REINFORCE, RLOO). Tolerances (fp32; measured on an AMD
+EPYC, 2 cores, GRPO: loss 7e-9, gradients 1.5e-8 of max 0.075, matrices 1.0e-6 at lr 1e-3; REINFORCE: 0, 1.0e-8
+of max 0.043, 4.2e-6; RLOO: 3.7e-9, 1.1e-8 of max 0.058, 3.4e-6; advantages equal; SFT losses 4.8e-7, one
+float32 ulp at 4.6):
 
 * RL loss: 1e-6. Gradients: 1e-6 absolute, far below the flipped control's 0.15.
 * Weights after one AdamW step: Adam's first step moves a weight by lr * g / (|g| + eps), which turns
   float32 noise on a gradient element near eps into up to ~1e-3 * lr; matrices are held to 1e-2 * lr.
   Vectors (norm weights) differ by lr * weight_decay * w by design: verl's AdamW decays every parameter,
-  fgx's only matrices; with that decay applied to fgx's weights they agree to 1e-7.
+  fgx's only matrices; with that decay applied to fgx's weights they agree to two float32 ulps at 1.0 (GRPO 0,
+  RLOO 1.2e-7).
 * Adam's first step is scale-invariant, so an objective that differs by a constant factor (another
-  loss_agg_mode) leaves the weights close: the loss and the gradients are what catch it.
+  loss_agg_mode; REINFORCE's advantages where RLOO's are n / (n - 1) times them) leaves the weights close:
+  the loss, the advantages and the gradients are what catch it.
 * SFT: 1e-5 per step for the first four steps under fgx's overrides (verl's SFT optimizer set to the torch
   engine's: betas 0.9/0.95, no weight decay, cosine to 0.1 of lr); with verl's own defaults (0.9/0.999, decay
   0.01, constant lr) step 1 still agrees and later steps must not.
@@ -29,6 +33,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from fgx.algos.rl import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,16 +57,19 @@ def parity(tmp_path_factory):
     return run
 
 
-def test_one_rl_update_matches(parity):
-    rl = parity["rl"]
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_one_rl_update_matches(parity, name):
+    rl = parity["rl_algorithms"][name]
+    assert rl["algorithm"] == name
     assert rl["loss_abs_diff"] < 1e-6
     assert rl["advantage_max_abs_diff"] < 1e-6
     assert rl["old_logprob_max_abs_diff"] < 1e-5
     assert abs(rl["verl_grad_norm"] - rl["torch_grad_norm"]) < 1e-6
     assert rl["grad_max_abs_diff"] < 1e-6
     assert rl["weight_max_abs_diff_matrices"] < LR_SHARE * rl["lr"]
-    # verl decays the norm weights too: exactly what separates the vectors
-    assert rl["weight_max_abs_diff_vectors_decayed_as_verl"] < 1e-7
+    # verl decays the norm weights too: exactly what separates the vectors (to two float32 ulps at the norm
+    # weights' 1.0: verl's AdamW decays in place, the check subtracts lr * wd * w)
+    assert rl["weight_max_abs_diff_vectors_decayed_as_verl"] < 2.4e-7
 
 
 def test_a_different_objective_fails_the_tolerances(parity):
@@ -72,6 +81,15 @@ def test_a_different_objective_fails_the_tolerances(parity):
     other = rl["control_torch_seq_mean_token_sum"]
     assert other["loss_abs_diff"] > 1e-3
     assert other["grad_max_abs_diff"] > 1e-4
+
+
+def test_rloo_is_told_from_reinforce(parity):
+    """RLOO's advantages are REINFORCE's scaled by n / (n - 1) (4/3 here): the torch engine with REINFORCE's
+    advantages against verl's RLOO fails on the advantages and the gradients (Adam's first step, scale-invariant,
+    leaves the weights close, as for another loss_agg_mode)."""
+    control = parity["rl_algorithms"]["rloo"]["control_torch_reinforce_advantages"]
+    assert control["advantage_max_abs_diff"] > 0.05
+    assert control["grad_max_abs_diff"] > 1e-4
 
 
 def test_sft_losses_match_and_both_normalise_per_token(parity):

@@ -1,4 +1,5 @@
-"""The RL objective both engines train (fgx.algos.objective): advantages, the policy loss, the overlong penalty."""
+"""The RL objective both engines train (fgx.algos.objective, fgx.algos.rl): advantages, the policy loss, the
+overlong penalty."""
 
 import math
 
@@ -6,6 +7,7 @@ import pytest
 import torch
 
 from fgx.algos import objective
+from fgx.algos.rl import algorithm
 
 
 def close(a, b, tol=1e-4):
@@ -21,10 +23,10 @@ def _batch():
 
 def test_grpo_normalises_by_the_group_std_and_reinforce_does_not():
     r, g = torch.tensor([1.0, 0.0, 1.0, 1.0]), torch.tensor([0, 0, 1, 1])
-    assert close(objective.advantages("reinforce", r, g), [0.5, -0.5, 0.0, 0.0])
-    assert close(objective.advantages("grpo", r, g), [0.7071, -0.7071, 0.0, 0.0])
+    assert close(algorithm("reinforce").advantages(r, g), [0.5, -0.5, 0.0, 0.0])
+    assert close(algorithm("grpo").advantages(r, g), [0.7071, -0.7071, 0.0, 0.0])
     with pytest.raises(ValueError, match="rl.algorithm 'ppo2' unknown"):
-        objective.advantages("ppo2", r, g)
+        algorithm("ppo2")
 
 
 def test_on_policy_loss_is_minus_advantage_times_logprob():

@@ -43,7 +43,7 @@ def test_both_engines_optimise_the_same_objective(paper):
 
 
 @pytest.mark.parametrize("change", [
-    {"algorithm": "reinforce"}, {"reward": "score"}, {"kl_coef": 0.05}, {"entropy_coef": 0.01},
+    {"algorithm": "reinforce"}, {"algorithm": "rloo"}, {"reward": "score"}, {"kl_coef": 0.05}, {"entropy_coef": 0.01},
     {"loss_agg_mode": "seq-mean-token-mean"}, {"dynamic_sampling": False}, {"overlong_buffer": 32},
     {"lr": 3e-5}, {"group_size": 4}, {"temperature": 0.7}, {"max_generation_batches": 7}, {"batch_size": 6},
 ])

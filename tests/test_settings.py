@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fgx import settings as S
-from fgx.plan import models, params
+from fgx.plan import models, params, splits
 from fgx.config import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,6 +51,12 @@ def test_the_workflow_builds_settings_every_job_reads():
         s = json.loads(params.sampling_settings(cfg, purpose, model, split))
         S.Sampling.from_settings(s)
         S.Runtime.from_settings(s)
+    # the light jobs' own settings
+    S.Filter.from_settings(json.loads(params.filter_settings(cfg, "stage1")))
+    S.Metrics.from_settings(json.loads(params.metrics_settings(cfg)))
+    S.SFTMix.from_settings(json.loads(params.sft_mix_settings(cfg, models.MULTI_BASE)))
+    S.PromptSubset.from_settings(json.loads(splits.many_samples_settings(cfg)))
+    S.SampleBrowser.from_settings(json.loads(params.browser_settings(cfg)))
 
 
 def test_missing_and_unknown_keys_are_named():
@@ -68,13 +74,13 @@ def test_the_committed_schema_and_key_tables_are_what_the_declarations_generate(
 
 def test_every_config_key_is_declared_once_with_a_description():
     """config.yaml's keys are exactly the declared ones, and every declaration says what its key is."""
-    from fgx import knobs
+    from fgx import schema
 
     def keys(cls, prefix=""):
-        for f, tp in knobs.fields(cls):
+        for f, tp in schema.fields(cls):
             k = S.knob_of(f)
             assert k.doc and "\n" not in k.doc, f"{prefix}{f.name}: one line of description"
-            inner = knobs._split_optional(tp)[0]
+            inner = schema.split_optional(tp)[0]
             if dataclasses.is_dataclass(inner) and not k.partial:
                 yield from keys(inner, f"{prefix}{f.name}.")
             else:

@@ -1,8 +1,14 @@
-"""TensorBoard event files of the torch engine's RL: the metrics parquet's values under verl's tags."""
+"""TensorBoard event files of the torch engine's RL: the metrics parquet's values under verl's tags, read
+back with tensorboard's own loaders."""
+
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
+from tensorboard.compat.proto.event_pb2 import SessionLog
 
 from fgx.engines import get_engine
 from fgx.engines.torch import tensorboard as tb
@@ -22,10 +28,14 @@ def _events(work):
     return sorted((work / "tensorboard").glob("events.out.tfevents.*"))
 
 
-def test_crc32c_and_framing():
-    assert tb.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
-    rec = tb.record(b"payload")
-    assert len(rec) == 8 + 4 + 7 + 4
+def _scalars(path):
+    """(step, tag, value) of every scalar in one event file, in file order, as tensorboard's loader reads it."""
+    return [(e.step, v.tag, v.simple_value) for e in LegacyEventFileLoader(str(path)).Load() for v in e.summary.value]
+
+
+def _session_starts(path):
+    return [e.step for e in LegacyEventFileLoader(str(path)).Load()
+            if e.HasField("session_log") and e.session_log.status == SessionLog.START]
 
 
 def test_tags_are_verls_names_where_verl_has_the_quantity():
@@ -43,7 +53,7 @@ def test_rl_writes_event_files_with_the_metrics_parquets_values(base_dir):
     get_engine("torch").rl(base_dir / "base", data, data, base_dir / "rl", base_dir / "metrics.parquet", work,
                            rl_settings(steps=6, eval_every=3, save_every=3), score_fn=toy_score)
     (path,) = _events(work)
-    got = {(step, t): v for step, t, v in tb.read_scalars(path)}
+    got = {(step, t): v for step, t, v in _scalars(path)}
     m = pd.read_parquet(base_dir / "metrics.parquet")
     sources = {1: "toy-depth1", 2: "toy-depth2"}
     want = {(int(r.step), tb.tag(r.metric, int(r.level), sources)): np.float32(r.value) for r in m.itertuples()}
@@ -55,6 +65,7 @@ def test_rl_writes_event_files_with_the_metrics_parquets_values(base_dir):
     reward = m[m.metric == "reward"].sort_values("step")
     assert [got[(s, "critic/score/mean")] for s in reward.step] == reward["value"].astype(np.float32).tolist()
     assert {"actor/pg_loss", "actor/grad_norm", "response_length/mean", "fgx/accuracy"} <= {t for _, t in got}
+    assert _session_starts(path) == []  # a first attempt hides nothing
 
 
 def test_a_resumed_run_logs_each_step_once_as_tensorboard_shows_it(base_dir):
@@ -64,14 +75,17 @@ def test_a_resumed_run_logs_each_step_once_as_tensorboard_shows_it(base_dir):
             rl_settings(steps=5, eval_every=2, save_every=2))
     with pytest.raises(KeyboardInterrupt):
         get_engine("torch").rl(*args, score_fn=toy_score, stop_after=3)  # killed after step 3, checkpoint at 2
+    # TensorBoard reads a directory's files in name order, and the writer begins a name with the second it
+    # opens the file: a job resumed in another process starts seconds later, this one in the next second
+    time.sleep(1.01 - time.time() % 1.0)
     get_engine("torch").rl(*args, score_fn=toy_score)
     first, second = _events(work)
-    assert {s for s, _, _ in tb.read_scalars(first)} == {0, 1, 2, 3}
-    assert {s for s, _, _ in tb.read_scalars(second)} == {3, 4, 5}  # steps <= 2 came from the checkpoint
+    assert {s for s, _, _ in _scalars(first)} == {0, 1, 2, 3}
+    assert {s for s, _, _ in _scalars(second)} == {3, 4, 5}  # steps <= 2 came from the checkpoint
+    assert _session_starts(first) == [] and _session_starts(second) == [3]  # the resume marker (purge_step)
     m = pd.read_parquet(base_dir / "metrics.parquet")
     sources = {1: "toy-depth1", 2: "toy-depth2"}
-    ea_mod = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
-    ea = ea_mod.EventAccumulator(str(work / "tensorboard"))
+    ea = EventAccumulator(str(work / "tensorboard"))
     ea.Reload()
     # the killed attempt's step 3 is purged (SessionLog.START at step 3): one point per step and tag
     for (metric, level), g in m.groupby(["metric", "level"]):

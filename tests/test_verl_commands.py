@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from configs import verl_section  # noqa: E402
+from fgx.algos.rl import ALGORITHMS, algorithm  # noqa: E402
 from fgx.plan import comparisons, params  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
@@ -157,6 +158,19 @@ def test_cpu_commands_compose_and_mean_the_cpu_setup(hydra):
     assert argv[argv.index("--dtype") + 1] == "float32" and "--enforce-eager" in argv
     # on the CPU no prefill is split (a split rewinds the request's seeded generator, which a CPU one cannot)
     assert VS.parse_args(argv[3:]).whole_prefills
+
+
+@needs_verl
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_every_rl_algorithm_composes_and_names_an_advantage_estimator_verl_has(hydra, name):
+    from verl.trainer.ppo.core_algos import get_adv_estimator_fn
+
+    run, settings = rl_jobs(PAPER)[0]
+    cfg = hydra(C.PPO_CONFIG, C.ppo_overrides({**settings, "algorithm": name}, **ppo_kwargs(run)))
+    verl_checks_ppo(cfg)
+    for key, value in algorithm(name).VERL_OVERRIDES.items():
+        assert OmegaConf.select(cfg, key) == value, key
+    assert callable(get_adv_estimator_fn(cfg.algorithm.adv_estimator))
 
 
 @needs_verl

@@ -29,6 +29,7 @@ from omegaconf import OmegaConf  # noqa: E402  (verl's dependency)
 from fgx.plan import params  # noqa: E402
 from fgx.algos import objective  # noqa: E402
 from fgx.algos.objective import overlong_penalty  # noqa: E402
+from fgx.algos.rl import ALGORITHMS, algorithm  # noqa: E402
 from fgx.engines.torch.model import build_model, save_checkpoint  # noqa: E402
 from fgx.engines.torch.tokenizer import build_char_tokenizer  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
@@ -136,6 +137,36 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
         assert got["reward_extra_info"]["acc"] in (0.0, 1.0)
         scored += 1
     assert scored == len(df)
+
+
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_each_algorithms_advantages_are_those_of_the_verl_estimator_it_selects(name):
+    """verl's trainer computes advantages with ``compute_advantage`` on the estimator its config names;
+    fed what the trainer feeds it (each response's reward at its last token, the prompt's uid), it gives
+    every algorithm's own advantages: groups of 1 to 8 rollouts, score rewards with overlong fractions."""
+    import numpy as np
+    from verl import DataProto
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    gen = torch.Generator().manual_seed(0)
+    sizes = [4, 4, 3, 8, 2, 1]
+    uid = [i for i, n in enumerate(sizes) for _ in range(n)]
+    rewards = torch.randint(-1, 2, (len(uid),), generator=gen).float() - 0.25 * torch.randint(0, 2, (len(uid),),
+                                                                                              generator=gen)
+    lengths = torch.randint(1, 7, (len(uid),), generator=gen)
+    mask = (torch.arange(6)[None, :] < lengths[:, None]).float()
+    token_rewards = torch.zeros(len(uid), 6)
+    token_rewards[torch.arange(len(uid)), lengths - 1] = rewards
+    data = DataProto.from_dict(tensors={"token_level_rewards": token_rewards, "response_mask": mask},
+                               non_tensors={"uid": np.array([f"p{u}" for u in uid], dtype=object)})
+    cfg = OmegaConf.create({"algorithm": {"norm_adv_by_std_in_grpo": True}})
+    cfg.merge_with_dotlist([f"{k}={v}" for k, v in algorithm(name).VERL_OVERRIDES.items()])
+    out = compute_advantage(data, adv_estimator=cfg.algorithm.adv_estimator,
+                            norm_adv_by_std_in_grpo=cfg.algorithm.norm_adv_by_std_in_grpo, config=cfg.algorithm)
+    verl_adv = out.batch["advantages"]
+    fgx_adv = algorithm(name).advantages(rewards, torch.tensor(uid))
+    assert torch.allclose(verl_adv, fgx_adv[:, None] * mask, atol=1e-6)
+    assert verl_adv.abs().max() > 0.5  # not all zero
 
 
 def test_the_dynamic_sampling_metric_is_verls_canonical_reward():

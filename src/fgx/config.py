@@ -12,45 +12,15 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-import jsonschema
 import yaml
+
+from fgx.schema import problems as schema_problems
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
     """A config value violates the schema; the message lists every violation."""
-
-
-def _key_path(error: jsonschema.ValidationError) -> str:
-    parts = [str(p) for p in error.absolute_path]
-    return ".".join(parts) if parts else "(top level)"
-
-
-def _explain(error: jsonschema.ValidationError) -> str:
-    key = _key_path(error)
-    found = json.dumps(error.instance, default=str)
-    if len(found) > 80:
-        found = found[:77] + "..."
-    v, s = error.validator, error.schema
-    if v == "enum":
-        return f"key '{key}': got {found}; allowed values: {', '.join(map(json.dumps, s['enum']))}"
-    if v == "additionalProperties":
-        allowed = sorted(s.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed))
-        return (f"key '{key}': unknown key(s) {', '.join(extra)}; "
-                f"allowed keys: {', '.join(allowed)}")
-    if v == "required":
-        return f"key '{key}': {error.message}"
-    if v == "pattern":
-        return f"key '{key}': got {found}; must match {s['pattern']}"
-    if v in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
-        return f"key '{key}': got {found}; {v} is {s[v]}"
-    if v == "type":
-        return f"key '{key}': got {found}; expected type {s['type']}"
-    if v in {"oneOf", "anyOf"} and "description" in s:  # a key of several forms says which ones in words
-        return f"key '{key}': got {found}; want {s['description']}"
-    return f"key '{key}': {error.message}"
 
 
 def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
@@ -61,11 +31,7 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 def validate_config(config: Mapping[str, Any], source: str = "config",
                     schema_path: str | Path = SCHEMA_PATH) -> None:
     """Raise ConfigError naming every offending key of ``config`` (read from ``source``)."""
-    schema = load_schema(schema_path)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(map(str, e.absolute_path)))
-    problems = [_explain(e) for e in errors]
-    problems += _semantic_checks(config)
+    problems = schema_problems(load_schema(schema_path), dict(config)) + _semantic_checks(config)
     if problems:
         lines = "\n".join(f"  - {p}" for p in problems)
         raise ConfigError(f"invalid configuration ({source}):\n{lines}\n"

@@ -1,14 +1,16 @@
 """Every config key, declared once: its type, allowed values and a one-line description.
 
 The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
-field's annotation is its type and :func:`knob` its bounds, choices and description; they have no
+field's annotation is its type and :func:`~fgx.schema.knob` its bounds, choices and description; they have no
 defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
 it writes), so a key cannot exist in one and not the other.
 
 The same classes are the typed settings each DAG job receives: JSON built by :mod:`fgx.plan.params` from
 config.yaml, one config section (its keys unchanged) plus the runtime keys every job carries
-(:class:`Runtime`). ``from_settings`` refuses a missing or unknown key, naming it.
+(:class:`Runtime`); a few light jobs receive settings of their own (:class:`Metrics`, ...). ``from_settings``
+refuses a missing or unknown key, naming it, and a value of a type or choice its declaration does not allow,
+in the words the config check uses (:mod:`fgx.schema`: one validator for config.yaml and for every job).
 """
 
 from __future__ import annotations
@@ -17,46 +19,21 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from fgx import schema
+from fgx.algos.rl import ALGORITHMS, LOSS_AGG_MODES
+from fgx.schema import knob, knob_of
+
+# What some keys allow, declared once here; the code that gives the values their meaning imports them
+# (the RL objective's, torch-free, from fgx.algos.rl: its algorithms and loss aggregations; RL_RUNS, the
+# Stage-2 train splits, below).
+ENGINES = ("torch", "verl")                           # fgx.engines.get_engine
+DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
+REWARDS = ("acc", "score")                            # fgx.tasks.reward
+ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
+
 
 class SettingsError(ValueError):
     """A job's settings lack a key, carry one nothing reads, or hold a value out of range."""
-
-
-@dataclass(frozen=True)
-class Knob:
-    """What a config key allows besides its Python type (the field's annotation), and what it is for.
-
-    ``ge``/``le``/``gt``/``lt`` bound a number (or, with ``each``, a list's items: a dict of the same
-    keyword arguments); ``forms`` words a value of several forms (null or a list) the way an error
-    message says what is wanted; ``partial`` makes a mapping's keys optional; ``machine`` marks a verl
-    knob that changes how a job runs, not what it computes (left out of its resume fingerprint)."""
-
-    doc: str
-    choices: tuple | None = None
-    ge: float | None = None
-    le: float | None = None
-    gt: float | None = None
-    lt: float | None = None
-    pattern: str | None = None
-    min_length: int | None = None
-    each: Mapping[str, Any] | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    unique: bool = False
-    forms: str | None = None
-    partial: bool = False
-    machine: bool = False
-
-
-def knob(doc: str, **limits: Any) -> Any:
-    """A settings field declared with :class:`Knob`'s limits and a one-line description (no default)."""
-    if "choices" in limits:
-        limits["choices"] = tuple(limits["choices"])
-    return dataclasses.field(metadata={"knob": Knob(doc, **limits)})
-
-
-def knob_of(field: dataclasses.Field) -> Knob:
-    return field.metadata["knob"]
 
 
 def levels(doc: str) -> Any:
@@ -64,45 +41,46 @@ def levels(doc: str) -> Any:
     return knob(doc, each={"ge": 1, "le": 12}, min_items=2, max_items=2)
 
 
-_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-          "dict": "a mapping", "int | None": "an integer or null", "list[int]": "a list of integers"}
-
-
-def _is(value, kind: str) -> bool:
-    if kind == "int | None":
-        return value is None or _is(value, "int")
-    if kind == "list[int]":
-        return isinstance(value, list) and all(_is(v, "int") for v in value)
-    if kind == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    want = {"int": int, "str": str, "bool": bool, "dict": dict}[kind]
-    return isinstance(value, want) and not (want is int and isinstance(value, bool))
-
-
-def check_types(settings: Mapping[str, Any], where: str, **kinds: str) -> None:
-    """Refuse a value of the wrong type (``kinds``: key -> "int", "float", "str", "bool", "dict",
-    "int | None" or "list[int]"), naming the key, so that it does not fail later with a traceback
-    or, worse, run (a string where a list belongs is iterated one character at a time)."""
-    for key, kind in kinds.items():
-        if key in settings and not _is(settings[key], kind):
-            import json
-
-            raise SettingsError(f"--settings key {key!r} ({where}): got {json.dumps(settings[key], default=str)}; "
-                                f"expected {_TYPES[kind]}. Settings come from config.yaml (schemas/config.schema.yaml "
-                                "types every key): fix the value there, or the JSON.")
+def _check(cls, settings: Mapping[str, Any], where: str) -> None:
+    """Refuse a value of the wrong type or choice among the keys ``cls`` declares, naming the key, by the
+    schema the declarations make and in the config check's words (:mod:`fgx.schema`): such a value would
+    otherwise fail later with a traceback or, worse, run (a string where a list belongs is iterated one
+    character at a time). The bounds are the config's, checked before any job; the engines run settings
+    outside them when called as a library (greedy sampling at temperature 0)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    given = {k: v for k, v in settings.items() if k in names}
+    problems = schema.problems(schema.types_only(schema.object_schema(cls, partial=True)), given)
+    if problems:
+        raise SettingsError(f"--settings ({where}): {'; '.join(problems)}. Settings come from config.yaml "
+                            "(schemas/config.schema.yaml says what every key allows): fix the value there, or "
+                            "the JSON.")
 
 
 def _build(cls, settings: Mapping[str, Any], where: str, ignore: tuple[str, ...] = ()):
     names = [f.name for f in dataclasses.fields(cls)]
-    missing = [n for n in names if n not in settings]
+    optional = {f.name for f in dataclasses.fields(cls) if knob_of(f).optional}
+    missing = [n for n in names if n not in settings and n not in optional]
     unknown = sorted(set(settings) - set(names) - set(ignore))
     if missing or unknown:
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + \
                 ([f"unknown {', '.join(unknown)}"] if unknown else [])
         raise SettingsError(f"{where} settings: {'; '.join(parts)}. They come from config.yaml "
                             f"(schemas/config.schema.yaml lists every key); rerun through Snakemake or fix the JSON.")
-    check_types(settings, f"{where} settings", **{f.name: f.type for f in dataclasses.fields(cls) if f.type in _TYPES})
-    return cls(**{n: settings[n] for n in names})
+    _check(cls, settings, f"{where} settings")
+    return cls(**{n: settings.get(n) for n in names})
+
+
+class _Job:
+    """Settings a job receives without the runtime keys (filters, metrics, the merges of data)."""
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]):
+        return _build(cls, settings, cls.WHERE)
+
+    @classmethod
+    def check(cls, settings: Mapping[str, Any]) -> None:
+        """Refuse a wrong value among the keys ``settings`` gives (a job that has defaults for the others)."""
+        _check(cls, settings, cls.WHERE)
 
 
 @dataclass(frozen=True)
@@ -110,16 +88,17 @@ class Runtime:
     """Keys every job carries besides its section: which engine and device run it, its seed, its
     thread count (from Snakemake's ``{threads}``, never a rerun trigger) and the verl machine knobs."""
 
-    engine: str
-    device: str
-    seed: int
-    threads: int | None
-    verl: dict
-    tensor_parallel_size: int
+    engine: str = knob("the engine that runs the job", choices=ENGINES)
+    device: str = knob("where the torch engine runs it", choices=DEVICES)
+    seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
+    threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
+                               optional=True)
+    verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
+    tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
-        check_types(settings, "runtime", **{f.name: f.type for f in dataclasses.fields(cls)})
+        _check(cls, settings, "runtime")
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
                    threads=settings.get("threads"), verl=dict(settings["verl"]),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))
@@ -241,8 +220,8 @@ class Base:
 class Pretrain:
     """The ``pretrain_base`` job: ``base.model`` and ``base.train``."""
 
-    model: ModelShape
-    train: PretrainTrain
+    model: ModelShape = knob("base.model")
+    train: PretrainTrain = knob("base.train")
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "Pretrain":
@@ -272,8 +251,10 @@ class Sampling(_Section):
 
 
 @dataclass(frozen=True)
-class Filter:
+class Filter(_Job):
     """``stage1.filter``, ``rft_baseline.filter``: which correct responses RFT keeps."""
+
+    WHERE = "the filter"
 
     drop_all_solved: bool = knob("drop prompts every sample solves (upstream's option)")
     max_per_prompt: int = knob("distinct correct responses kept per prompt", ge=1)
@@ -306,10 +287,10 @@ RL_RUNS = ("level1", "level2", "level1to2")
 class RL(_Section):
     """config ``rl`` (without ``runs``, which the DAG plans): one RL run of either engine."""
 
-    algorithm: str = knob("grpo: group-normalised advantages | reinforce: group-mean baseline, no std",
-                          choices=["grpo", "reinforce"])
+    algorithm: str = knob(" | ".join(f"{name}: {words}" for name, words in ALGORITHMS.items()) +
+                          " (one module of src/fgx/algos/rl each)", choices=ALGORITHMS)
     reward: str = knob("acc: 1 correct, 0 otherwise | score: compute_score's 1 / 0 / -1 (unparsable)",
-                       choices=["acc", "score"])
+                       choices=REWARDS)
     steps: int = knob("RL steps (a longer run resumes a shorter one's last checkpoint, torch)", ge=1)
     batch_size: int = knob("prompts per step, after dynamic sampling; one on-policy update per step", ge=1)
     group_size: int = knob("rollouts per prompt: samples per prompt (the concept n names in sampling, verl's "
@@ -318,7 +299,7 @@ class RL(_Section):
     kl_coef: float = knob("low-variance KL to the starting model (0: none, as the paper)", ge=0)
     entropy_coef: float = knob("entropy bonus", ge=0)
     loss_agg_mode: str = knob("how token losses are averaged",
-                              choices=["token-mean", "seq-mean-token-sum", "seq-mean-token-mean"])
+                              choices=LOSS_AGG_MODES)
     dynamic_sampling: bool = knob("drop groups whose rewards are all equal, sample more")
     max_generation_batches: int = knob("generation batches per step at most when filling a batch", ge=1)
     temperature: float = knob("sampling temperature", gt=0, le=10)
@@ -341,7 +322,7 @@ class RLConfig(RL):
 
 
 # ----------------------------------------------------------------------------- evaluate
-MODEL_PATTERN = "^(stage1|rl_(level1|level2|level1to2))$"
+MODEL_PATTERN = f"^(stage1|rl_({'|'.join(RL_RUNS)}))$"
 
 
 @dataclass(frozen=True)
@@ -361,6 +342,36 @@ class Evaluate(Sampling):
     bootstrap: int = knob("bootstrap resamples over prompts for every interval", ge=1)
     ci: float = knob("level of every interval", gt=0, lt=1)
     many_samples: ManySamples = knob("pass@k to large k on a subset of the test set")
+
+
+@dataclass(frozen=True)
+class Metrics(_Job):
+    """The ``metrics`` job (:func:`fgx.plan.params.metrics_settings`): pass@k with bootstrap intervals."""
+
+    WHERE = "metrics"
+    ks: list[int] = knob("every k of pass@k (the powers of two up to the samples per prompt, and that)",
+                         each={"ge": 1}, min_items=1)
+    bootstrap: int = knob("evaluate.bootstrap", ge=1)
+    ci: float = knob("evaluate.ci", gt=0, lt=1)
+    seed: int = knob("the job's own seed", ge=0)
+
+
+@dataclass(frozen=True)
+class PromptSubset(_Job):
+    """The ``select_prompts`` job: the test prompts sampled many times (``evaluate.many_samples``)."""
+
+    WHERE = "evaluate.many_samples"
+    levels: list[int] = levels("evaluate.many_samples.levels")
+    per_level: int = knob("evaluate.many_samples.prompts_per_level", ge=0)
+
+
+@dataclass(frozen=True)
+class SampleBrowser(_Job):
+    """The ``sample_browser`` job (the script has a default for either key)."""
+
+    WHERE = "the sample browser"
+    per_cell: int = knob("responses shown per model, level and failure category", ge=1)
+    seed: int = knob("the job's own seed: which responses are shown", ge=0)
 
 
 # ----------------------------------------------------------------------------- countdown
@@ -383,6 +394,15 @@ class Countdown:
     rl_steps: int = knob("their RL steps", ge=1)
     sft: SFT = knob("the Multi-Base's fine-tuning")
     evaluate: Sampling = knob("Avg@n sampling of every Countdown evaluation")
+
+
+@dataclass(frozen=True)
+class SFTMix(_Job):
+    """The ``mix_sft_data`` job (:func:`fgx.plan.params.sft_mix_settings`): how often each source repeats."""
+
+    WHERE = "the SFT mix"
+    repeats: list[int] = knob("times each source's rows appear, aligned with the inputs (countdown.string_repeats, "
+                              "countdown.train_repeats)", each={"ge": 0}, min_items=1)
 
 
 # ----------------------------------------------------------------------------- figures, compute
@@ -439,7 +459,7 @@ class Verl:
     gpu_memory_utilization: float = knob("vLLM's share of GPU memory during RL rollouts", gt=0, le=1, machine=True)
     enforce_eager: bool = knob("vLLM without CUDA graphs during RL", machine=True)
     attn_implementation: str = knob("training attention: flash_attention_2 (packed sequences) | sdpa (padded "
-                                    "batches, no flash-attn)", choices=["flash_attention_2", "sdpa"])
+                                    "batches, no flash-attn)", choices=ATTN_IMPLEMENTATIONS)
     ppo_max_token_len_per_gpu: int = knob("actor update token budget per GPU (dynamic batch size)", ge=1,
                                           machine=True)
     log_prob_max_token_len_per_gpu: int = knob("log-prob recompute token budget per GPU", ge=1, machine=True)
@@ -501,10 +521,10 @@ class Config:
     """config.yaml: every section, every key required."""
 
     engine: str = knob("torch: embedded, a CPU or one GPU | verl: the paper's verl + vLLM stack on GPUs",
-                       choices=["torch", "verl"])
+                       choices=ENGINES)
     seed: int = knob("master seed; every job derives its own seed from it and its name", ge=0)
     device: str = knob("torch engine: auto (a GPU when one is visible, else the CPU) | cpu | cuda",
-                       choices=["cpu", "cuda", "auto"])
+                       choices=DEVICES)
     model: Model = knob("the base model")
     task: Task = knob("the task's format")
     data: Data = knob("problem sets")

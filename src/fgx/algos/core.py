@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
+from fgx.algos.rl import LOSS_AGG_MODES
 KL_KINDS = ("k1", "k2", "k3", "low_var_kl", "abs")
 
 

@@ -1,12 +1,13 @@
-"""The RL objective both engines train: advantages from outcome rewards and the policy loss.
+"""The RL objective both engines train, apart from the advantages (one module per algorithm,
+:mod:`fgx.algos.rl`): the policy loss, the overlong penalty and dynamic sampling's rules.
 
-``grpo``: group-normalised advantages (r - mean) / (std + eps) over each prompt's rollouts;
-``reinforce``: the same without the std (r - mean, the group-mean baseline). Both then minimise
-the PPO clipped surrogate of one on-policy update per batch (the paper's batch = mini-batch: the
-ratio is 1, so the clip never binds and the gradient is -A * grad log pi), aggregated by
-``loss_agg_mode``, plus ``kl_coef`` times a low-variance KL to the starting model and minus
-``entropy_coef`` times the entropy. The verl engine maps the same keys onto verl's GRPO
-(``fgx.engines.verl.commands.ppo_overrides``); ``tests/test_rl_contract.py`` holds the two side by side.
+An algorithm of :mod:`fgx.algos.rl` turns each prompt's group of outcome rewards into advantages and
+minimises :func:`policy_loss` (unless it brings a loss of its own): the PPO clipped surrogate of one
+on-policy update per batch (the paper's batch = mini-batch: the ratio is 1, so the clip never binds
+and the gradient is -A * grad log pi), aggregated by ``loss_agg_mode``, plus ``kl_coef`` times a
+low-variance KL to the starting model and minus ``entropy_coef`` times the entropy. The verl engine
+maps the same keys onto verl's trainer (``fgx.engines.verl.commands.ppo_overrides``);
+``tests/test_rl_contract.py`` holds the two side by side.
 """
 
 from __future__ import annotations
@@ -15,18 +16,9 @@ import torch
 
 from fgx.algos import core
 
-ALGORITHMS = ("grpo", "reinforce")
 CLIP_RATIO = 0.2      # PPO clip range, both sides (never binds with one on-policy update per batch)
 CLIP_RATIO_C = 3.0    # dual-clip bound for negative advantages (verl's default)
-ADV_EPS = 1e-6
 KL_KIND = "low_var_kl"
-
-
-def advantages(algorithm: str, rewards: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
-    """Per-sequence advantages of ``rewards`` (B,) with prompt-group ids ``group`` (B,)."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"rl.algorithm {algorithm!r} unknown; choose one of {', '.join(ALGORITHMS)}")
-    return core.group_advantages(rewards, group, eps=ADV_EPS, norm_by_std=algorithm == "grpo")
 
 
 def informative_group(rewards) -> bool:

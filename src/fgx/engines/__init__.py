@@ -6,7 +6,7 @@ settings as :mod:`fgx.plan.params` builds them, and write the same files (docs/a
 
 from __future__ import annotations
 
-ENGINES = ("torch", "verl")
+from fgx.settings import ENGINES
 
 
 def get_engine(name: str):

@@ -9,8 +9,8 @@ from typing import Callable, Mapping
 
 from fgx.plan import paths
 from fgx.plan.splits import COUNTDOWN_TRAIN, data_path, rft_chunk
+from fgx.settings import RL_RUNS
 
-RL_RUNS = ("level1", "level2", "level1to2")
 RL_RUN_WILDCARD = "|".join(RL_RUNS)
 # Countdown transfer (paper Section 4.3): the Multi-Base lineage. The RL lineages ("string": Stage-2 RL
 # from stage1, "multi": the same string-task RL from the Multi-Base) and the prefix of their names.

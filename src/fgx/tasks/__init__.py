@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Mapping, Sequence
 
-REWARDS = ("acc", "score")
+from fgx.settings import REWARDS
 
 _PREFIXES = (("codeio", "fgx.tasks.strings"), ("reasoning-gym-countdown", "fgx.tasks.countdown"))
 

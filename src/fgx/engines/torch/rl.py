@@ -1,6 +1,7 @@
-"""RL of the torch engine: GRPO / REINFORCE with outcome reward and dynamic sampling
-(:mod:`fgx.algos.objective`), held-out accuracy per level every ``eval_every`` steps, and resumable
-checkpoints every ``save_every`` steps in a work directory outside the output.
+"""RL of the torch engine: the algorithm ``rl.algorithm`` names (:mod:`fgx.algos.rl`) with outcome
+reward and dynamic sampling (:mod:`fgx.algos.objective`), held-out accuracy per level every
+``eval_every`` steps, and resumable checkpoints every ``save_every`` steps in a work directory
+outside the output.
 
 One step is three functions: :func:`rollout` samples groups until the batch is full (dynamic
 sampling drops groups whose rewards are all equal), :func:`build_batch` turns the kept groups into
@@ -19,6 +20,7 @@ import pandas as pd
 import torch
 
 from fgx.algos import objective
+from fgx.algos import rl as algorithms
 from fgx.algos.optimizer import GRAD_CLIP, RL_BETAS, RL_WEIGHT_DECAY
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch import tensorboard
@@ -48,7 +50,7 @@ def effective_settings(s: RL) -> dict:
         "steps": s.steps, "prompts_per_step": s.batch_size, "prompts_per_update": s.batch_size,
         "updates_per_batch": 1, "group_size": s.group_size, "lr": float(s.lr), "lr_schedule": "constant",
         "warmup": 0.0, "weight_decay": RL_WEIGHT_DECAY, "betas": RL_BETAS, "grad_clip": GRAD_CLIP,
-        "norm_adv_by_std": s.algorithm == "grpo",
+        "algorithm": s.algorithm,
         "clip_low": objective.CLIP_RATIO, "clip_high": objective.CLIP_RATIO, "clip_ratio_c": objective.CLIP_RATIO_C,
         "loss_agg_mode": s.loss_agg_mode, "entropy_coef": float(s.entropy_coef), "kl_coef": float(s.kl_coef),
         "kl_kind": objective.KL_KIND, "kl_reference": "starting model", "reward": s.reward,
@@ -159,7 +161,7 @@ def build_batch(groups, prompts, algorithm: str, device) -> Batch:
             starts.append(len(prompts[i]))
             rewards.append(rr)
             gid.append(g)
-    adv = objective.advantages(algorithm, torch.tensor(rewards), torch.tensor(gid)).to(device)
+    adv = algorithms.algorithm(algorithm).advantages(torch.tensor(rewards), torch.tensor(gid)).to(device)
     return Batch(seqs, starts, gid, adv)
 
 
@@ -175,6 +177,7 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         ids = pad_right([batch.seqs[k] for k in sub], pad, device)
         return ids, loss_mask([batch.starts[k] for k in sub], [lens[k] for k in sub], ids.shape[1] - 1, device)
 
+    policy_loss = algorithms.algorithm(s.algorithm).policy_loss
     ix = list(range(len(batch.seqs)))
     ref_lp = {}
     if ref is not None:
@@ -206,8 +209,8 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
             mb["ref_logprobs"] = torch.zeros(len(sub), T, device=device)
             for r_, k in enumerate(sub):
                 mb["ref_logprobs"][r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
-        loss, st = objective.policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef,
-                                         loss_agg_mode=s.loss_agg_mode, denom=denom)
+        loss, st = policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef, loss_agg_mode=s.loss_agg_mode,
+                               denom=denom)
         loss.backward()
         # loss pieces already carry the batch's denominator: sum them; masked means (clipfrac,
         # approx_kl, ratio) are weighted by the micro-batch's token share
@@ -240,8 +243,6 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     (:mod:`fgx.engines.torch.tensorboard`).
     ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
     s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
-    if s.loss_agg_mode not in objective.core.LOSS_AGG_MODES:
-        raise ValueError(f"rl.loss_agg_mode {s.loss_agg_mode!r} not in {objective.core.LOSS_AGG_MODES}")
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     device = resolve_device(rt.device)
@@ -342,11 +343,13 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
                                          "metrics": metrics, "stream": stream.state()})
         if stop_after is not None and run_steps >= stop_after and step < s.steps:
             bar.close()
+            tb.close()
             raise KeyboardInterrupt(f"rl: stopped after {run_steps} steps (stop_after)")
     bar.close()
     if not any(m["step"] == step and m["metric"] == "val_accuracy" for m in metrics):
         run_val(step)
         log_tb()
+    tb.close()
     final = dict(resolved, n_params=n_params(model), final_step=step)
     save_checkpoint(model, tok, out_dir, max_new_tokens=s.max_new_tokens,
                     extra_files={"resolved_config.json": lambda p: write_json(final, p)})

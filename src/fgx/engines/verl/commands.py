@@ -36,7 +36,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from fgx.algos import optimizer
-from fgx.settings import SettingsError, Verl, machine_keys
+from fgx.settings import ATTN_IMPLEMENTATIONS, SettingsError, Verl, machine_keys
 
 PPO_CONFIG = "ppo_trainer"
 SFT_CONFIG = "sft_trainer_engine"
@@ -45,10 +45,6 @@ SFT_MODULE = "verl.trainer.sft_trainer"
 MERGE_MODULE = "verl.model_merger"
 SAMPLE_MODULE = "fgx.engines.verl.vllm_sample"
 SAMPLER_MODULE = "pkg://fgx.engines.verl.replay_buffer"  # dynamic sampling's replay buffer (verl loads it by name)
-
-# fgx algorithm -> verl advantage estimator (+ whether GRPO's std normalisation is on).
-# "reinforce" = REINFORCE with the group-mean baseline, i.e. GRPO without std normalisation.
-ADV_ESTIMATORS = {"grpo": ("grpo", True), "reinforce": ("grpo", False)}
 
 # verl knobs that change how a job runs (memory, token budgets per micro-batch, kernels' shapes,
 # bookkeeping), not what it computes: declared ``machine=True`` in fgx.settings and left out of a job's
@@ -120,8 +116,8 @@ def _ov(key: str, value: Any) -> str:
 def _attention_overrides(prefix: str, v: Mapping) -> list[str]:
     """Sequence packing (remove padding) with flash attention, or padded batches with SDPA."""
     impl = v["attn_implementation"]
-    if impl not in ("flash_attention_2", "sdpa"):
-        raise SettingsError(f"verl.attn_implementation {impl!r}: use flash_attention_2 or sdpa")
+    if impl not in ATTN_IMPLEMENTATIONS:
+        raise SettingsError(f"verl.attn_implementation {impl!r}: use one of {', '.join(ATTN_IMPLEMENTATIONS)}")
     if impl == "flash_attention_2":
         return [_ov(f"{prefix}.use_remove_padding", True)]
     # override_config is a free-form dict in verl's config: new keys are added with '+'
@@ -168,26 +164,24 @@ def cpu_sft_overrides() -> list[str]:
             _ov("data.num_workers", 0)]
 
 
-# ----------------------------------------------------------------------------- RL (GRPO)
+# ----------------------------------------------------------------------------- RL
 def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[str] | str,
                   val_files: Sequence[str] | str, checkpoint_dir: str, experiment_name: str,
                   reward_path: str, n_gpus_per_node: int, nnodes: int = 1,
                   ray_num_cpus: int | None = None, cpu: bool = False) -> list[str]:
     """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2): the
-    objective of :mod:`fgx.algos.objective` (the torch engine's), mapped onto verl's GRPO."""
+    objective of :mod:`fgx.algos.objective` (the torch engine's) with the advantages of the algorithm
+    ``rl.algorithm`` names, mapped onto verl's trainer by the algorithm's ``VERL_OVERRIDES``."""
     from fgx.algos import objective
+    from fgx.algos.rl import algorithm
     from fgx.settings import RL, Runtime
 
     s, rt = RL.from_settings(settings), Runtime.from_settings(settings)
     v = verl_settings(settings)
-    if s.algorithm not in ADV_ESTIMATORS:
-        raise SettingsError(f"rl.algorithm {s.algorithm!r}: the verl engine knows {', '.join(ADV_ESTIMATORS)}")
-    estimator, norm_by_std = ADV_ESTIMATORS[s.algorithm]
     bsz, n, max_new, kl = s.batch_size, s.samples_per_prompt, s.max_new_tokens, float(s.kl_coef)
     tp = rt.tensor_parallel_size
     o = [
-        _ov("algorithm.adv_estimator", estimator),
-        _ov("algorithm.norm_adv_by_std_in_grpo", norm_by_std),
+        *(_ov(key, value) for key, value in algorithm(s.algorithm).VERL_OVERRIDES.items()),
         _ov("algorithm.use_kl_in_reward", False),
         _ov("algorithm.kl_ctrl.kl_coef", 0.0),
         # data
@@ -320,7 +314,7 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         "lr_schedule": ov[actor + "optim.lr_scheduler_type"], "warmup": ov[actor + "optim.lr_warmup_steps_ratio"],
         "weight_decay": ov[actor + "optim.weight_decay"], "betas": tuple(ov[actor + "optim.betas"]),
         "grad_clip": ov[actor + "grad_clip"],
-        "norm_adv_by_std": ov["algorithm.norm_adv_by_std_in_grpo"], "clip_low": ov[actor + "clip_ratio_low"],
+        "algorithm": algorithm_of(ov), "clip_low": ov[actor + "clip_ratio_low"],
         "clip_high": ov[actor + "clip_ratio_high"], "clip_ratio_c": ov[actor + "clip_ratio_c"],
         "loss_agg_mode": ov[actor + "loss_agg_mode"], "entropy_coef": float(ov[actor + "entropy_coeff"]),
         "kl_coef": float(ov[actor + "kl_loss_coef"]) if ov[actor + "use_kl_loss"] else 0.0,
@@ -335,6 +329,14 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         "max_new_tokens": ov["data.max_response_length"], "eval_every": ov["trainer.test_freq"],
         "save_every": ov["trainer.save_freq"],
     }
+
+
+def algorithm_of(overrides: Mapping[str, Any]) -> str | None:
+    """The fgx algorithm whose ``VERL_OVERRIDES`` the parsed ``overrides`` (key -> value) carry, or None."""
+    from fgx.algos.rl import ALGORITHMS, algorithm
+
+    return next((name for name in ALGORITHMS
+                 if all(overrides.get(k) == v for k, v in algorithm(name).VERL_OVERRIDES.items())), None)
 
 
 def ppo_command(settings: Mapping, *, python: str = "python", **kwargs) -> list[str]:
