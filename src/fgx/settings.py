@@ -28,8 +28,9 @@ class Knob:
 
     ``ge``/``le``/``gt``/``lt`` bound a number (or, with ``each``, a list's items: a dict of the same
     keyword arguments); ``forms`` words a value of several forms (null or a list) the way an error
-    message says what is wanted; ``partial`` makes a mapping's keys optional; ``machine`` marks a verl
-    knob that changes how a job runs, not what it computes (left out of its resume fingerprint)."""
+    message says what is wanted; ``partial`` makes a mapping's keys optional; ``machine`` marks a knob
+    that changes how a job runs, not what it computes (verl leaves it out of its resume fingerprint;
+    ``compute``'s reach torch jobs on their command line, beside ``--threads``, so they rerun nothing)."""
 
     doc: str
     choices: tuple | None = None
@@ -108,12 +109,16 @@ def _build(cls, settings: Mapping[str, Any], where: str, ignore: tuple[str, ...]
 @dataclass(frozen=True)
 class Runtime:
     """Keys every job carries besides its section: which engine and device run it, its seed, its
-    thread count (from Snakemake's ``{threads}``, never a rerun trigger) and the verl machine knobs."""
+    thread count (from Snakemake's ``{threads}``, never a rerun trigger), the torch sampler's GPU
+    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and
+    the verl machine knobs."""
 
     engine: str
     device: str
     seed: int
     threads: int | None
+    gpu_slots: int | None
+    gpu_chunk_prompts: int | None
     verl: dict
     tensor_parallel_size: int
 
@@ -121,11 +126,14 @@ class Runtime:
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
         check_types(settings, "runtime", **{f.name: f.type for f in dataclasses.fields(cls)})
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
-                   threads=settings.get("threads"), verl=dict(settings["verl"]),
+                   threads=settings.get("threads"), gpu_slots=settings.get("gpu_slots"),
+                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"), verl=dict(settings["verl"]),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))
 
 
 RUNTIME_KEYS = tuple(f.name for f in dataclasses.fields(Runtime))
+# the runtime keys that change how a job runs, never what it computes: no fingerprint or output holds them
+MACHINE_RUNTIME_KEYS = ("threads", "gpu_slots", "gpu_chunk_prompts")
 
 
 class _Section:
@@ -400,10 +408,14 @@ class Figures:
 
 @dataclass(frozen=True)
 class Compute:
-    """config ``compute``."""
+    """config ``compute``: how jobs use the machine, never what they compute."""
 
     torch_threads: int = knob("threads per heavy torch job (Snakemake's threads:; profiles may set a rule's own)",
                               ge=1)
+    gpu_slots: int = knob("sequences the torch sampler decodes together on a GPU (its fixed-shape step's slots); "
+                          "the samples do not depend on it", ge=1, machine=True)
+    gpu_chunk_prompts: int = knob("prompts per resumable chunk of a torch sampling job on a GPU (128 on the CPU); "
+                                  "the samples do not depend on it", ge=1, machine=True)
 
 
 # ----------------------------------------------------------------------------- verl
@@ -515,7 +527,7 @@ class Config:
     evaluate: Evaluate = knob("every model on the held-out test set (paper Fig. 5)")
     countdown: Countdown = knob("transfer to Countdown (paper Section 4.3, Table 1)")
     figures: Figures = knob("plot settings")
-    compute: Compute = knob("threads")
+    compute: Compute = knob("threads, and the torch sampler's shapes on a GPU")
     verl: Verl = knob("the verl engine's machine knobs")
 
 

@@ -34,7 +34,7 @@ from fgx.tasks import compute_score, reward, score_rows
 from fgx.tasks.contract import row_levels
 
 MICRO_BATCH = 64             # sequences per forward/backward (a step's gradient is their sum)
-SAMPLER_BATCH = 256          # sequences decoded together
+SAMPLER_BATCH = 256          # sequences decoded together on the CPU (a GPU's: compute.gpu_slots)
 # settings that do not change a step's result: a checkpoint made under other values resumes. Under
 # the constant learning rate the run length does not change the steps before it either, so a
 # longer run resumes a shorter one's last checkpoint.
@@ -100,7 +100,7 @@ class Rollout:
 
 
 def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train: pd.DataFrame, prompts,
-            source: str, score_fn) -> Rollout:
+            source: str, score_fn, slots: int = SAMPLER_BATCH) -> Rollout:
     """Sample groups of ``group_size`` responses until ``batch_size`` groups have rewards that differ
     (every group when dynamic sampling is off), at most ``max_generation_batches`` batches."""
     out = Rollout([], [], [], [], 0, 0)
@@ -108,7 +108,7 @@ def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train
         idx = stream.take(s.batch_size)
         comps = generate_ids(model, tok, [prompts[i] for i in idx], n=s.group_size, temperature=s.temperature,
                              max_new_tokens=s.max_new_tokens, seed=seed * 1_000_003 + step * 1009 + out.n_gen,
-                             batch_size=SAMPLER_BATCH)
+                             batch_size=slots)
         texts = decode_completions(tok, comps)
         n = s.group_size
         scores, correct = score_rows(train.iloc[idx], [texts[j * n:(j + 1) * n] for j in range(len(idx))],
@@ -221,10 +221,11 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
     return stats
 
 
-def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn) -> pd.DataFrame:
+def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn,
+             slots: int = SAMPLER_BATCH) -> pd.DataFrame:
     """Greedy accuracy and response length per held-out prompt."""
     comps = generate_ids(model, tok, prompts, n=1, temperature=0.0, max_new_tokens=s.max_new_tokens, seed=seed,
-                         batch_size=SAMPLER_BATCH, desc="validation")
+                         batch_size=slots, desc="validation")
     texts = decode_completions(tok, comps)
     _, correct = score_rows(rows, [[t] for t in texts], "validation", score_fn)
     return pd.DataFrame({"level": row_levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
@@ -245,6 +246,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     device = resolve_device(rt.device)
+    slots = rt.gpu_slots if device.type == "cuda" and rt.gpu_slots else SAMPLER_BATCH
     import random
 
     random.seed(rt.seed)
@@ -300,7 +302,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     def run_val(step_):
         if len(val) == 0:
             return None
-        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn)
+        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn, slots)
         for level, g in ev.groupby("level"):
             add(step_, "val_accuracy", g["accuracy"].mean(), level)
             add(step_, "val_response_length", g["length"].mean(), level)
@@ -315,7 +317,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     run_steps = 0
     while step < s.steps:
         t_step = time.time()
-        ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn)
+        ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn, slots)
         gen_time = time.time() - t_step
         stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device) \
             if ro.groups else {}
