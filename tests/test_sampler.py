@@ -156,3 +156,17 @@ def test_static_needs_the_fast_decoder(tok):
     m = rand_model(tok, "qwen2")
     with pytest.raises(ValueError, match="fast Llama decoder"):
         generate_ids(m, tok, [[1, 2]], static=True, fast=False)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_fixed_shape_step_never_waits_for_the_host(tok, temperature):
+    """What a CUDA graph can capture: dynamo traces the step (decode, draw, sample, stop checks, bookkeeping)
+    into one graph, which a host sync (.item(), .tolist(), a branch on a tensor) would break."""
+    import torch
+
+    from fgx.engines.torch.sampler import FastLlamaDecoder, StaticDecodeLoop
+
+    loop = StaticDecodeLoop(FastLlamaDecoder(rand_model(tok)), 8, 64, max_new_tokens=20, eos_ids=[tok.eos_token_id],
+                            stop_ids=[[5, 6], [7]], temperature=temperature, top_p=0.9, graph=False)
+    explained = torch._dynamo.explain(loop.step)()
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons

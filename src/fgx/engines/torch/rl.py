@@ -10,6 +10,7 @@ sequences and advantages, and :func:`update` makes one on-policy optimizer step 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -163,8 +164,21 @@ def build_batch(groups, prompts, algorithm: str, device) -> Batch:
     return Batch(seqs, starts, gid, adv)
 
 
-def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, float]:
-    """One on-policy optimizer step on ``batch``; returns the step's loss statistics."""
+def micro_batch_loss(s: RL, logprobs, entropy, mask, advantages, ref_logprobs, denom):
+    """The policy loss of one micro-batch and its statistics (:func:`fgx.algos.objective.policy_loss`
+    on the model's log-probs and entropies): :func:`update`'s, and the captured GPU step's."""
+    mb = {"logprobs": logprobs, "mask": mask, "advantages": advantages,
+          "entropy": entropy.detach() if s.entropy_coef == 0 else entropy, "old_logprobs": logprobs.detach()}
+    if ref_logprobs is not None:
+        mb["ref_logprobs"] = ref_logprobs
+    return objective.policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef, loss_agg_mode=s.loss_agg_mode,
+                                 denom=denom)
+
+
+def update(model, ref, opt, batch: Batch, s: RL, pad: int, device, graphed=None) -> dict[str, float]:
+    """One on-policy optimizer step on ``batch``; returns the step's loss statistics. ``graphed``: the
+    run's :class:`fgx.engines.torch.graphed_training.PolicyUpdateStep` (a GPU), which takes the batch in one
+    pass instead of micro-batches."""
     lens = batch.lengths
 
     def micro_batches(ix):
@@ -176,13 +190,6 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         return ids, loss_mask([batch.starts[k] for k in sub], [lens[k] for k in sub], ids.shape[1] - 1, device)
 
     ix = list(range(len(batch.seqs)))
-    ref_lp = {}
-    if ref is not None:
-        with torch.no_grad():
-            for sub in micro_batches(ix):
-                lp, _ = forward_logprobs(ref, tensors(sub)[0])
-                for r_, k in enumerate(sub):
-                    ref_lp[k] = lp[r_, : lens[k] - 1]
     n_tok = sum(lens[k] - batch.starts[k] for k in ix)
     denom = n_tok if s.loss_agg_mode == "token-mean" else len(ix)
     if ref is None and s.entropy_coef == 0:
@@ -190,6 +197,18 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         # it still counts in the token-mean denominator
         adv = batch.advantages.tolist()
         ix = [k for k in ix if adv[k] != 0.0]
+    if graphed is not None:  # the whole batch in one captured pass (a GPU)
+        model.train()
+        out = graphed(batch.seqs, batch.starts, batch.advantages, ix, denom, [g["lr"] for g in opt.param_groups])
+        model.eval()
+        return {k: float(v) for k, v in out.items() if ix or k == "grad_norm"}
+    ref_lp = {}
+    if ref is not None:
+        with torch.no_grad():
+            for sub in micro_batches(ix):
+                lp, _ = forward_logprobs(ref, tensors(sub)[0])
+                for r_, k in enumerate(sub):
+                    ref_lp[k] = lp[r_, : lens[k] - 1]
     n_tok_tr = max(1, sum(lens[k] - batch.starts[k] for k in ix))
     model.train()
     opt.zero_grad(set_to_none=False)
@@ -198,16 +217,12 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         ids, mask = tensors(sub)
         T = ids.shape[1] - 1
         lp, ent = forward_logprobs(model, ids, with_entropy=True)
-        if s.entropy_coef == 0:
-            ent = ent.detach()
-        mb = {"logprobs": lp, "mask": mask, "advantages": batch.advantages[sub], "entropy": ent,
-              "old_logprobs": lp.detach()}
+        sub_ref = None
         if ref is not None:
-            mb["ref_logprobs"] = torch.zeros(len(sub), T, device=device)
+            sub_ref = torch.zeros(len(sub), T, device=device)
             for r_, k in enumerate(sub):
-                mb["ref_logprobs"][r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
-        loss, st = objective.policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef,
-                                         loss_agg_mode=s.loss_agg_mode, denom=denom)
+                sub_ref[r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
+        loss, st = micro_batch_loss(s, lp, ent, mask, batch.advantages[sub], sub_ref, denom)
         loss.backward()
         # loss pieces already carry the batch's denominator: sum them; masked means (clipfrac,
         # approx_kl, ratio) are weighted by the micro-batch's token share
@@ -264,7 +279,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         ref.requires_grad_(False)
     prompts = encode_prompts(tok, prompt_texts(tok, train, str(train_path)))
     val_prompts = encode_prompts(tok, prompt_texts(tok, val, str(val_path)))
-    opt = adamw(model, s.lr, RL_WEIGHT_DECAY, RL_BETAS)
+    opt = adamw(model, s.lr, RL_WEIGHT_DECAY, RL_BETAS, capturable=device.type == "cuda")
     sched = torch.optim.lr_scheduler.LambdaLR(opt, constant)
     resolved = {"stage": "rl", "model_dir": str(model_dir), "train_path": str(train_path),
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
@@ -314,13 +329,19 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         log_tb()
     bar = Bar(True, s.steps, step, f"rl[{s.algorithm}]")
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    graphed = None
+    if device.type == "cuda":  # after any restore: the graph holds the optimizer state it finds
+        from fgx.engines.torch.graphed_training import PolicyUpdateStep
+
+        graphed = PolicyUpdateStep(model, ref, opt, functools.partial(micro_batch_loss, s), s.batch_size * s.group_size,
+                                   max(map(len, prompts)) + s.max_new_tokens, pad, device)
     run_steps = 0
     while step < s.steps:
         t_step = time.time()
         ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn, slots)
         gen_time = time.time() - t_step
-        stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device) \
-            if ro.groups else {}
+        stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device,
+                       graphed) if ro.groups else {}
         sched.step()
         step += 1
         run_steps += 1

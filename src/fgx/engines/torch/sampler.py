@@ -33,6 +33,7 @@ device (up to the float rounding of the logits).
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from dataclasses import dataclass
@@ -439,12 +440,15 @@ class StaticDecodeLoop:
         width = max((len(s) for s in stop_ids), default=1)
         self.tail = torch.full((slots, width), -1, dtype=torch.long, device=dev)
         self.key = torch.zeros((), dtype=torch.long, device=dev)  # the seed's key: one graph serves every seed
+        self.run, self.graphed = self.step, False
         if graph:
             from fgx.engines.torch.cuda_graphs import capture
 
-            self.run = capture(self.step)[0]  # every slot is idle here, so the warm-up steps change nothing
-        else:
-            self.run = self.step
+            try:  # every slot is idle here, so capture's warm-up steps change nothing
+                self.run, self.graphed = capture(self.step)[0], True
+            except Exception as err:  # a kernel that cannot be captured: sample eagerly, said loudly
+                logging.getLogger("fgx").warning("CUDA graph capture of the decode step failed (%s: %s): it "
+                                                 "runs eagerly", type(err).__name__, str(err)[:300])
 
     def _record(self, nxt: torch.Tensor, rows: torch.Tensor) -> None:
         """Append ``nxt`` (slots,) to the rows ``rows`` (bool, slots) marks; end the rows that stop."""
