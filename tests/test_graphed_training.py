@@ -5,13 +5,13 @@ warm-up steps of a CUDA graph capture. (tests/test_gpu.py captures them on a GPU
 import pytest
 import torch
 
-from fgx.algos.optimizer import GRAD_CLIP
 from fgx.engines.torch import rl as torch_rl
-from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
+from fgx.engines.torch.batches import forward_logprobs
 from fgx.engines.torch.cuda_graphs import TrainingSnapshot
 from fgx.engines.torch.graphed_training import PolicyUpdateStep, SupervisedStep
 from fgx.engines.torch.model import build_model
 from fgx.engines.torch.optim import adamw
+from fgx.engines.torch.supervised import eager_step
 from fgx.settings import RL
 from toy import SMALLEST, rl_settings
 
@@ -32,15 +32,7 @@ def test_fixed_shape_supervised_step_equals_the_eager_step(tok):
     (eager, fixed), (opt_e, opt_f) = _pair(tok)
     step = SupervisedStep(fixed, opt_f, examples, batch_size=4, pad=tok.pad_token_id, device="cpu", graph=False)
     for batch in ([0, 5, 9, 2], [3, 1], [10, 4, 7, 8], [6]):
-        opt_e.zero_grad(set_to_none=True)
-        ids = pad_right([examples[i][0] for i in batch], tok.pad_token_id, "cpu")
-        mask = loss_mask([examples[i][1] for i in batch], [len(examples[i][0]) for i in batch], ids.shape[1] - 1,
-                         "cpu")
-        lp, _ = forward_logprobs(eager, ids)
-        loss = -(lp * mask).sum() / max(int(mask.sum()), 1)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(eager.parameters(), GRAD_CLIP)
-        opt_e.step()
+        loss, gn = eager_step(eager, opt_e, examples, batch, tok.pad_token_id, "cpu")
         out = step(batch, [g["lr"] for g in opt_f.param_groups])
         assert float(out["loss"]) == pytest.approx(float(loss.detach()), rel=1e-5)
         assert float(out["grad_norm"]) == pytest.approx(float(gn), rel=1e-5)

@@ -70,6 +70,21 @@ def length_grouped_batches(lengths: list[int], batch_size: int, rng: np.random.G
     return [batches[i] for i in order]
 
 
+def eager_step(model, opt, examples, batch: list[int], pad: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """One optimizer step on the examples ``batch`` (right-padded to the longest): the mean next-token
+    loss over their counted tokens; returns the loss and the gradient norm before clipping."""
+    tokens = sum(len(examples[i][0]) - examples[i][1] for i in batch)
+    opt.zero_grad(set_to_none=True)
+    ids = pad_right([examples[i][0] for i in batch], pad, device)
+    mask = loss_mask([examples[i][1] for i in batch], [len(examples[i][0]) for i in batch], ids.shape[1] - 1, device)
+    lp, _ = forward_logprobs(model, ids)
+    loss = -(lp * mask).sum() / max(tokens, 1)
+    loss.backward()
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
+    opt.step()
+    return loss, gn
+
+
 def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, out_dir: Path, work_dir: Path,
           desc: str, resolved: dict, inputs: Mapping[str, Any], stop_after: int | None = None) -> dict:
     """Train ``model`` on ``examples`` (see :func:`tokenize`), write the HF directory ``out_dir``
@@ -119,15 +134,7 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
                                                            np.random.default_rng([seed, epoch]))}
         batch = epoch_batches[epoch][k]
         if graphed is None:
-            tokens = sum(lengths[i] - examples[i][1] for i in batch)
-            opt.zero_grad(set_to_none=True)
-            ids = pad_right([examples[i][0] for i in batch], pad, device)
-            mask = loss_mask([examples[i][1] for i in batch], [lengths[i] for i in batch], ids.shape[1] - 1, device)
-            lp, _ = forward_logprobs(model, ids)
-            loss = -(lp * mask).sum() / max(tokens, 1)
-            loss.backward()
-            gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
-            opt.step()
+            loss, gn = eager_step(model, opt, examples, batch, pad, device)
         else:
             out = graphed(batch, [g["lr"] for g in opt.param_groups])
             loss, gn = out["loss"], out["grad_norm"]
