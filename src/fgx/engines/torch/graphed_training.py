@@ -49,6 +49,17 @@ def _label_mask(starts: torch.Tensor, lengths: torch.Tensor, T: int) -> torch.Te
     return ((t >= starts[:, None]) & (t < lengths[:, None])).float()
 
 
+def _make_capturable(opt: torch.optim.Optimizer) -> None:
+    """Let ``opt`` step inside a CUDA graph: its step counts on the parameters' device. An optimizer made with
+    ``capturable=True`` is one already; one restored from a checkpoint of a CPU run becomes one here."""
+    for group in opt.param_groups:
+        group["capturable"] = True
+        for p in group["params"]:
+            state = opt.state.get(p, {})
+            if torch.is_tensor(state.get("step")) and state["step"].device != p.device:
+                state["step"] = state["step"].to(p.device, torch.float32)
+
+
 class _GraphedStep:
     """A training step ``self._step`` (no arguments: it reads the static buffers and returns tensors)
     captured once on a GPU at its first call (``graph=True``), else run eagerly."""
@@ -64,8 +75,7 @@ class _GraphedStep:
     def _capture(self) -> None:
         """Record the step (the buffers hold a real batch by now) with every group's lr read from
         :attr:`lrs`; the model and the optimizer are put back as they were before capture's runs."""
-        if not all(g.get("capturable") for g in self.opt.param_groups):
-            raise ValueError("a captured training step needs AdamW(capturable=True) (fgx.engines.torch.optim.adamw)")
+        _make_capturable(self.opt)
         floats = [g["lr"] for g in self.opt.param_groups]
         snapshot = TrainingSnapshot(self.model, self.opt)
         for g, t in zip(self.opt.param_groups, self.lrs):
