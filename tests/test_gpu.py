@@ -59,7 +59,7 @@ def test_the_graph_replays_the_eager_fixed_shape_step(tok, temperature):
 
 def test_captured_training_step_equals_the_eager_float32_one(tok):
     """The captured step (TF32 matrix products) against the same step run eagerly in float32: the first
-    loss and gradient norm within 0.1 %, the losses of 20 steps within 1 %."""
+    loss within 0.1 % and its gradient norm within 1 %, the losses of 20 steps within 1 %."""
     from fgx.engines.torch.graphed_training import SupervisedStep
     from fgx.engines.torch.model import build_model
     from fgx.engines.torch.optim import adamw
@@ -74,7 +74,8 @@ def test_captured_training_step_equals_the_eager_float32_one(tok):
         outs = [steps[graph]([(8 * k + j) % 40 for j in range(8 - k % 3)], [1e-2, 1e-2]) for k in range(20)]
         losses[graph] = [(float(o["loss"]), float(o["grad_norm"])) for o in outs]
     assert steps[True].graphed and not steps[False].graphed
-    assert losses[True][0] == pytest.approx(losses[False][0], rel=1e-3)
+    assert losses[True][0][0] == pytest.approx(losses[False][0][0], rel=1e-3)
+    assert losses[True][0][1] == pytest.approx(losses[False][0][1], rel=1e-2)
     assert [a for a, _ in losses[True]] == pytest.approx([a for a, _ in losses[False]], rel=1e-2)
     assert losses[True][-1][0] < losses[True][0][0] / 2  # it trains
 
