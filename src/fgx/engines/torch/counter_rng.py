@@ -28,6 +28,8 @@ _POS_STEP = _int64(0xD1B54A32D192ED03)  # another odd constant, so positions and
 _MUL1 = _int64(0xBF58476D1CE4E5B9)
 _MUL2 = _int64(0x94D049BB133111EB)
 UNIFORM_BITS = 24  # a float32 holds every integer below 2**24 exactly
+# what a resumable sampling job's fingerprint records of how it draws: chunks sampled another way start afresh
+SCHEME = "splitmix64(seed, sequence, position) -> 24-bit uniform"
 
 
 def _shr(x: torch.Tensor, k: int) -> torch.Tensor:

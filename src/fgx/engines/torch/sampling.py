@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 
 from fgx.engines.prompts import encode_prompts, prompt_texts
+from fgx.engines.torch import counter_rng
 from fgx.engines.torch.model import load_model, load_tokenizer, resolve_device
 from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import prepare_work_dir, read_rows, remove_work_dir, run_fingerprint, set_aside, write_parquet
@@ -69,8 +70,8 @@ def sample(model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, 
     slots, chunk = sampler_shape(rt, device)
     work = None
     if work_dir is not None:
-        fp = run_fingerprint({**settings, "chunk_prompts": chunk}, ("device", *MACHINE_RUNTIME_KEYS), model=model_dir,
-                             rows=_rows_key(rows))
+        fp = run_fingerprint({**settings, "chunk_prompts": chunk, "draws": counter_rng.SCHEME},
+                             ("device", *MACHINE_RUNTIME_KEYS), model=model_dir, rows=_rows_key(rows))
         work = prepare_work_dir(work_dir, fp, files)
     tok = load_tokenizer(model_dir)
     model = load_model(model_dir, device).eval()
