@@ -40,7 +40,12 @@ def machine_arg(text: str) -> dict:
     """argparse type for ``--machine JSON``: only the keys :data:`fgx.settings.MACHINE_RUNTIME_KEYS` names."""
     from fgx.settings import MACHINE_RUNTIME_KEYS
 
-    value = settings_arg(text)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"--machine is not valid JSON ({err}): {text[:200]!r}")
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("--machine must be a JSON object")
     unknown = sorted(set(value) - set(MACHINE_RUNTIME_KEYS) - {"threads"})
     if unknown or "threads" in value:
         raise argparse.ArgumentTypeError(f"--machine: unknown key(s) {', '.join(unknown or ['threads'])}; it takes "
