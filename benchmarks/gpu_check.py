@@ -17,7 +17,8 @@ lacks); from the checkout's root, with the image's Python:
    at a time) against step 2's ``profiles/default``.
 
 Each step has a time cap and the whole a budget (``--budget``, 570 s: the device tool's commands end at
-600 s); a step that would start past the budget is skipped and said so. ``OUT/summary.txt`` collects
+600 s); a step that runs out of time is ended with every process it started, and one that would start
+past the budget is skipped and said so. ``OUT/summary.txt`` collects
 every step's figures of merit (its lines of the form ``name: value``) and exit status. ``--quick`` runs
 the same logic on the CPU at toy sizes (the smoke configuration, small shapes) to check the script.
 """
@@ -28,6 +29,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -62,11 +64,20 @@ class Run:
         with open(log, "w") as fh:
             fh.write(f"$ {' '.join(cmd)}\n")
             fh.flush()
+            # its own process group: a step that runs out of time is ended with everything it started
+            proc = subprocess.Popen(cmd, cwd=cwd, env=self.env, stdout=fh, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
             try:
-                rc = subprocess.run(cmd, cwd=cwd, env=self.env, stdout=fh, stderr=subprocess.STDOUT,
-                                    timeout=min(cap, left)).returncode
+                rc = proc.wait(timeout=min(cap, left))
             except subprocess.TimeoutExpired:
                 rc = "timeout"
+                for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+                    try:
+                        os.killpg(proc.pid, sig)
+                        proc.wait(timeout=grace)
+                        break
+                    except (ProcessLookupError, subprocess.TimeoutExpired):
+                        continue
         text = log.read_text(errors="replace")
         self.note(f"[{name}] exit {rc} after {time.monotonic() - t:.0f} s")
         for line in text.splitlines():
