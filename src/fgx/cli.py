@@ -25,27 +25,26 @@ def job_shell_prefix(root: str | Path) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def settings_arg(text: str) -> dict:
-    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
+def _json_object(text: str, flag: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"--settings is not valid JSON ({err}): {text[:200]!r}")
+        raise argparse.ArgumentTypeError(f"{flag} is not valid JSON ({err}): {text[:200]!r}")
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("--settings must be a JSON object")
+        raise argparse.ArgumentTypeError(f"{flag} must be a JSON object")
     return value
+
+
+def settings_arg(text: str) -> dict:
+    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
+    return _json_object(text, "--settings")
 
 
 def machine_arg(text: str) -> dict:
     """argparse type for ``--machine JSON``: only the keys :data:`fgx.settings.MACHINE_RUNTIME_KEYS` names."""
     from fgx.settings import MACHINE_RUNTIME_KEYS
 
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"--machine is not valid JSON ({err}): {text[:200]!r}")
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("--machine must be a JSON object")
+    value = _json_object(text, "--machine")
     unknown = sorted(set(value) - set(MACHINE_RUNTIME_KEYS) - {"threads"})
     if unknown or "threads" in value:
         raise argparse.ArgumentTypeError(f"--machine: unknown key(s) {', '.join(unknown or ['threads'])}; it takes "
