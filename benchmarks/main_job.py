@@ -3,8 +3,9 @@
 Runs ``snakemake --cores all <target>`` in a scratch copy of this checkout (so nothing here is
 touched or reused), then reads each job's ``results/benchmarks/`` file. Prints the machine (CPU
 model and cores, GPU if any), the command, one line per rule (jobs, summed job seconds, the
-longest job) and the DAG's wall time; then ``main_job_wall_s: N``
-(and ``rule_all_wall_s: N`` with ``--then-all``).
+longest job), the GPU's utilisation over the run where ``nvidia-smi`` is found (sampled every
+second: mean, share of samples at 0 % and at >= 90 %) and the DAG's wall time; then
+``main_job_wall_s: N`` (and ``rule_all_wall_s: N`` with ``--then-all``).
 
     python benchmarks/main_job.py                                   # figures/passk_level_curve.pdf
     python benchmarks/main_job.py --target all                      # every figure (rule all)
@@ -12,6 +13,7 @@ longest job) and the DAG's wall time; then ``main_job_wall_s: N``
     python benchmarks/main_job.py --config seed=1 --keep /tmp/run1  # a top-level --config, keep the run
     python benchmarks/main_job.py --configfile experiments/first-steps-all-marked.yaml
     python benchmarks/main_job.py --baseline experiments-2026-11 --keep /tmp/run0  # side by side with a tag
+    python benchmarks/main_job.py --keep /tmp/run0 --commit 1a2b3c4  # a copy without .git names its commit
 """
 
 from __future__ import annotations
@@ -90,6 +92,41 @@ def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float,
     return wall, wall + time.perf_counter() - t1, times
 
 
+class GpuUtilisation:
+    """``nvidia-smi``'s GPU utilisation, sampled every second while the ``with`` block runs (nothing
+    without ``nvidia-smi``); :meth:`summary` after it."""
+
+    def __init__(self):
+        self.samples: list[float] = []
+        self._proc = None
+
+    def __enter__(self):
+        if shutil.which("nvidia-smi"):
+            self._file = tempfile.TemporaryFile(mode="w+")
+            self._proc = subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                                           "-lms", "1000"], stdout=self._file, stderr=subprocess.DEVNULL)
+        return self
+
+    def __exit__(self, *exc):
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait()
+            self._file.seek(0)
+            # one line per GPU per sample; the first GPU's (fgx's torch engine uses one)
+            values = [line.split(",")[0].strip() for line in self._file.read().splitlines()]
+            self.samples = [float(v) for v in values if v.replace(".", "", 1).isdigit()]
+            self._file.close()
+        return False
+
+    def summary(self) -> dict | None:
+        if not self.samples:
+            return None
+        n = len(self.samples)
+        return {"samples": n, "mean_pct": round(sum(self.samples) / n, 1),
+                "zero_share": round(sum(v == 0 for v in self.samples) / n, 3),
+                "ge90_share": round(sum(v >= 90 for v in self.samples) / n, 3)}
+
+
 def print_rules(times: dict[str, list[float]]) -> None:
     print(f"{'rule':<18} {'jobs':>4} {'job s':>8} {'longest s':>10}")
     for rule, ts in sorted(times.items(), key=lambda kv: -sum(kv[1])):
@@ -119,6 +156,10 @@ def main(argv=None) -> int:
     ap.add_argument("--then-all", action="store_true",
                     help="after the target, build every figure (rule all) in the same directory and record "
                          "the whole DAG's wall time as rule_all_wall_s")
+    ap.add_argument("--workflow-profile", default=None,
+                    help="a profile in place of profiles/default, e.g. profiles/gpu (passed to Snakemake)")
+    ap.add_argument("--commit", default=None,
+                    help="the commit to record (default: git's HEAD; a copy of a checkout without .git names it here)")
     ap.add_argument("--baseline", default=None, metavar="COMMIT",
                     help="first run the same command on this commit's tree (its own code and config.yaml), "
                          "then on the working tree, and print the ratio of the two walls")
@@ -129,16 +170,18 @@ def main(argv=None) -> int:
         print(f"error: {work} is not empty; the job is timed from an empty results directory", file=sys.stderr)
         return 2
     # the code that runs is the working tree as copied now: its commit, marked when it has local changes
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                      text=True).stdout.strip():
+    commit = args.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                           text=True).stdout.strip()
+    if not args.commit and subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                          capture_output=True, text=True).stdout.strip():
         commit += " (with local changes)"
     copy_checkout(ROOT, work)
     # targets first: --configfile and --config take several values
     cmd = [sys.executable, "-m", "snakemake", *([args.target] if args.target != "all" else []), "--cores", args.cores]
     if args.configfile:
         cmd += ["--configfile", str(Path(args.configfile).resolve())]
+    if args.workflow_profile:
+        cmd += ["--workflow-profile", args.workflow_profile]
     if args.config:
         cmd += ["--config", *args.config]
     print(f"machine: {machine()}", flush=True)
@@ -156,16 +199,20 @@ def main(argv=None) -> int:
         baseline = (base_commit, got[0], got[1])
         print(f"{commit}:")
 
-    got = run(work, cmd, args.target, args.then_all)
+    with GpuUtilisation() as gpu:
+        got = run(work, cmd, args.target, args.then_all)
     if got is None:
         return 1
     wall, all_wall, times = got
+    util = gpu.summary()
     if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
         import json
 
         record = {"machine": machine(), "wall": f"{wall / 60:.0f} min", "wall_s": round(wall),
                   "commit": commit, "target": args.target, "config": args.config, "configfile": args.configfile,
-                  "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}}
+                  **({"workflow_profile": args.workflow_profile} if args.workflow_profile else {}),
+                  "job_s": {rule: round(sum(ts)) for rule, ts in times.items()},
+                  **({"gpu_utilisation": util} if util else {})}
         if all_wall is not None:  # job_s stays the target's; the whole DAG's jobs are summed apart
             record["rule_all_wall_s"] = round(all_wall)
             record["rule_all_job_s"] = {rule: round(sum(ts)) for rule, ts in rule_times(work).items()}
@@ -174,6 +221,9 @@ def main(argv=None) -> int:
                                   **({"rule_all_wall_s": round(baseline[2])} if baseline[2] else {})}
         (work / "run.json").write_text(json.dumps(record, indent=2) + "\n")
     print_rules(times)
+    if util:
+        print(f"gpu_utilisation: mean {util['mean_pct']} % over {util['samples']} one-second samples; "
+              f"0 % in {util['zero_share']:.0%} of them, >= 90 % in {util['ge90_share']:.0%}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     print(f"main_job_wall_s: {wall:.0f}")

@@ -3,13 +3,17 @@
 Same model (random init, the default tiny size unless overridden), same prompts (2 x batch by
 default, as in a rollout), same batch (HF: consecutive chunks of --batch prompts; fgx: --batch
 slots refilled as sequences finish), same max_new_tokens, temperature 1, no top-k. Tokens counted =
-generated tokens up to and including eos, for both. Last line: ``sampler_vs_hf_generate: N.NNx``.
+generated tokens up to and including eos, for both. fgx runs the path ``generate_ids`` takes on the
+device (continuous batching with dynamic shapes on the CPU, the fixed-shape step in a CUDA graph on
+a GPU); ``--static`` also times the other one (``fgx_dynamic`` / ``fgx_static``) side by side. Last
+line: ``sampler_vs_hf_generate: N.NNx`` (the device's path).
 
 ``--breakdown`` also times one decode step of fgx's sampler (the cache half full) against the weight
 matmuls of that step alone, the floor no saving on other ops can go below, and prints the ratio to HF
 ``generate`` that fgx would reach if every other op cost nothing.
 
     flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128] [--device cuda]
+        [--static]
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu", help="cpu | cuda (both samplers run there)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per sampler (best is kept)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--static", action="store_true",
+                    help="time both fgx decode loops: continuous batching (dynamic shapes) and the fixed-shape step")
     ap.add_argument("--breakdown", action="store_true",
                     help="time a decode step against its weight matmuls alone (the sampler's floor)")
     args = ap.parse_args(argv)
@@ -64,10 +70,10 @@ def main(argv=None):
     ids = [tok(p)["input_ids"] for p in prompts]
     eos = tok.eos_token_id
 
-    def run_fgx():
+    def run_fgx(static=None):
         t = time.perf_counter()
         comps = generate_ids(model, tok, ids, n=1, temperature=1.0, top_p=1.0, max_new_tokens=args.max_new_tokens,
-                             seed=args.seed, batch_size=args.batch, dtype=args.dtype)
+                             seed=args.seed, batch_size=args.batch, dtype=args.dtype, static=static)
         sync()
         return sum(len(c.token_ids) for c in comps), time.perf_counter() - t
 
@@ -93,13 +99,20 @@ def main(argv=None):
     with torch.no_grad():
         model.generate(**tok(prompts[:8], return_tensors="pt", padding=True).to(dev), max_new_tokens=8, do_sample=True,
                        pad_token_id=tok.pad_token_id)
-    # alternate the two samplers and keep each one's best run: the machine is shared and noisy
-    best = {"hf_generate": 0.0, "fgx": 0.0}
+    samplers = {"hf_generate": run_hf, "fgx": run_fgx}
+    if args.static:  # the other loop too, named by its shapes
+        default_static = dev.type == "cuda"
+        samplers["fgx_dynamic" if default_static else "fgx_static"] = lambda: run_fgx(static=not default_static)
+    # alternate the samplers and keep each one's best run: the machine is shared and noisy
+    best = dict.fromkeys(samplers, 0.0)
     for _ in range(args.repeats):
-        for name, fn in (("hf_generate", run_hf), ("fgx", run_fgx)):
+        for name, fn in samplers.items():
             ntok, dt = fn()
             best[name] = max(best[name], ntok / dt)
             print(f"{name}: {ntok} tokens in {dt:.2f}s = {ntok / dt:,.0f} tok/s", flush=True)
+    for name in samplers:
+        if name.startswith("fgx_"):
+            print(f"{name}_vs_fgx: {best[name] / best['fgx']:.2f}x")
     ratio = best["fgx"] / best["hf_generate"]
     if args.breakdown:
         step_ms, mm_ms, gflops = decode_breakdown(model, args.batch, args.max_new_tokens, getattr(torch, args.dtype),

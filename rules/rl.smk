@@ -29,7 +29,7 @@ rule rl:
         ENGINE_ENV
     shell:
         "rl.py --model {input.init:q} --train {input.train:q} --val {input.val:q} "
-        "--settings {params.settings:q} --threads {threads} --out {output.model:q} --metrics {output.metrics:q} "
+        "--settings {params.settings:q} --threads {threads} --machine {plan.machine:q} --out {output.model:q} --metrics {output.metrics:q} "
         "--work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 

@@ -25,4 +25,4 @@ rule rollout:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model:q} --data {input.data:q} "
-        "--settings {params.settings:q} --threads {threads} --out {output.rollouts:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --machine {plan.machine:q} --out {output.rollouts:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"

@@ -1,4 +1,4 @@
-"""The thin CLIs' shared parser: --settings JSON and the --threads machine knob."""
+"""The thin CLIs' shared parser: --settings JSON and the --threads and --machine machine knobs."""
 
 import pytest
 
@@ -26,3 +26,16 @@ def test_bad_settings_are_named(capsys):
     with pytest.raises(SystemExit):
         parser("x").parse_args(["--settings", "[1, 2]"])
     assert "--settings must be a JSON object" in capsys.readouterr().err
+
+
+def test_machine_keys_go_into_the_settings_and_nothing_else_passes(capsys):
+    """--machine carries compute's machine keys (the torch sampler's GPU shapes) beside --threads."""
+    args = parser("x").parse_args(["--settings", '{"lr": 0.1}', "--threads", "1", "--machine",
+                                   '{"gpu_slots": 64, "gpu_chunk_prompts": 16}'])
+    assert args.settings == {"lr": 0.1, "threads": 1, "gpu_slots": 64, "gpu_chunk_prompts": 16}
+    assert parser("x").parse_args(["--machine", "{}"]).settings == {}
+    for bad in ('{"lr": 0.1}', '{"threads": 2}', "[1]"):
+        with pytest.raises(SystemExit):
+            parser("x").parse_args(["--machine", bad])
+    err = capsys.readouterr().err
+    assert "--machine: unknown key(s) lr" in err and "--machine must be a JSON object" in err

@@ -140,8 +140,11 @@ def test_plot_knob_reruns_only_the_plot(smoke_run, tmp_path):
 
 
 def test_thread_counts_rerun_nothing(smoke_run, tmp_path):
-    """Threads are a machine knob (profiles, compute.torch_threads): not a rerun trigger."""
+    """Threads and the sampler's GPU shapes are machine knobs (profiles, compute:): not rerun triggers."""
     changed = modified_config(smoke_run, tmp_path, lambda c: c.setdefault("compute", {}).update(torch_threads=2))
+    assert planned_jobs(smoke_run, "--configfile", str(changed)) == {}
+    changed = modified_config(smoke_run, tmp_path, lambda c: c.setdefault("compute", {}).update(
+        gpu_slots=64, gpu_chunk_prompts=16))
     assert planned_jobs(smoke_run, "--configfile", str(changed)) == {}
     assert planned_jobs(smoke_run, "--configfile", ".test/config.yaml", "--set-threads", "rl=2", "evaluate=2") == {}
 

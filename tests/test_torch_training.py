@@ -242,6 +242,20 @@ def test_sampling_resumes_from_finished_chunks_to_the_same_samples(base_dir, mon
     pd.testing.assert_frame_equal(other, fresh)
 
 
+def test_chunk_size_and_slot_count_do_not_change_the_samples(base_dir, monkeypatch):
+    """Machine settings (compute.gpu_chunk_prompts, compute.gpu_slots; the CPU's constants here) change
+    how a sampling job runs, never its samples."""
+    from fgx.engines.torch import sampling
+
+    rows, s = toy_rows(8), sampling_settings(n=3, max_new_tokens=5)
+    ref = sampling.sample(base_dir / "base", rows, None, None, s, score_fn=toy_score, progress=False)
+    monkeypatch.setattr(sampling, "CHUNK_PROMPTS", 3)
+    monkeypatch.setattr(sampling, "SAMPLER_BATCH", 2)
+    other = sampling.sample(base_dir / "base", rows, None, None, s, score_fn=toy_score, progress=False)
+    pd.testing.assert_frame_equal(ref, other)
+    assert len({tuple(r) for r in ref["responses"]}) > 1  # sampled, not one answer everywhere
+
+
 def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 

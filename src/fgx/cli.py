@@ -25,25 +25,45 @@ def job_shell_prefix(root: str | Path) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def settings_arg(text: str) -> dict:
-    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
+def _json_object(text: str, flag: str) -> dict:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"--settings is not valid JSON ({err}): {text[:200]!r}")
+        raise argparse.ArgumentTypeError(f"{flag} is not valid JSON ({err}): {text[:200]!r}")
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("--settings must be a JSON object")
+        raise argparse.ArgumentTypeError(f"{flag} must be a JSON object")
+    return value
+
+
+def settings_arg(text: str) -> dict:
+    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
+    return _json_object(text, "--settings")
+
+
+def machine_arg(text: str) -> dict:
+    """argparse type for ``--machine JSON``: only the keys :data:`fgx.settings.MACHINE_RUNTIME_KEYS` names."""
+    from fgx.settings import MACHINE_RUNTIME_KEYS
+
+    value = _json_object(text, "--machine")
+    unknown = sorted(set(value) - set(MACHINE_RUNTIME_KEYS) - {"threads"})
+    if unknown or "threads" in value:
+        raise argparse.ArgumentTypeError(f"--machine: unknown key(s) {', '.join(unknown or ['threads'])}; it takes "
+                                         f"{', '.join(k for k in MACHINE_RUNTIME_KEYS if k != 'threads')} "
+                                         "(--threads sets the threads)")
     return value
 
 
 class _JobParser(argparse.ArgumentParser):
-    """Puts ``--threads`` into the settings: a machine knob that Snakemake passes as ``{threads}``
-    (profiles set it), kept out of the params so that changing it reruns nothing."""
+    """Puts ``--threads`` and ``--machine`` into the settings: machine knobs that Snakemake passes as
+    ``{threads}`` (profiles set it) and from config ``compute``, kept out of the params so that
+    changing them reruns nothing."""
 
     def parse_args(self, args=None, namespace=None):
         ns = super().parse_args(args, namespace)
         if ns.threads is not None:
             ns.settings = {**ns.settings, "threads": ns.threads}
+        if ns.machine:
+            ns.settings = {**ns.settings, **ns.machine}
         return ns
 
 
@@ -62,6 +82,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--settings", type=settings_arg, default={}, help="job settings as JSON (from config.yaml)")
     p.add_argument("--threads", type=_positive_int, default=None,
                    help="torch threads of this job (Snakemake's {threads}); overrides settings.threads")
+    p.add_argument("--machine", type=machine_arg, default=None,
+                   help="config compute's machine keys as JSON (gpu_slots, gpu_chunk_prompts); they change how "
+                        "the job runs, not what it computes")
     return p
 
 

@@ -27,8 +27,9 @@ class Knob:
     ``ge``/``le``/``gt``/``lt`` bound a number (or, with ``each``, a list's items: a dict of the same
     keyword arguments); ``forms`` words a value of several forms (null or a list) the way an error
     message says what is wanted; ``partial`` makes a mapping's keys optional; ``optional`` lets a job's
-    settings leave the key out; ``machine`` marks a verl knob that changes how a job runs, not what it
-    computes (left out of its resume fingerprint)."""
+    settings leave the key out; ``machine`` marks a knob that changes how a job runs, not what it
+    computes (verl leaves it out of its resume fingerprint; ``compute``'s reach torch jobs on their command
+    line, beside ``--threads``, so they rerun nothing)."""
 
     doc: str
     choices: tuple | None = None

@@ -86,13 +86,19 @@ class _Job:
 @dataclass(frozen=True)
 class Runtime:
     """Keys every job carries besides its section: which engine and device run it, its seed, its
-    thread count (from Snakemake's ``{threads}``, never a rerun trigger) and the verl machine knobs."""
+    thread count (from Snakemake's ``{threads}``, never a rerun trigger), the torch sampler's GPU
+    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and
+    the verl machine knobs."""
 
     engine: str = knob("the engine that runs the job", choices=ENGINES)
     device: str = knob("where the torch engine runs it", choices=DEVICES)
     seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
     threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
                                optional=True)
+    gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, on the command line; left "
+                                 "out: none given)", ge=1, optional=True)
+    gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, on the "
+                                         "command line; left out: none given)", ge=1, optional=True)
     verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
     tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)
 
@@ -100,11 +106,14 @@ class Runtime:
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
         _check(cls, settings, "runtime")
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
-                   threads=settings.get("threads"), verl=dict(settings["verl"]),
+                   threads=settings.get("threads"), gpu_slots=settings.get("gpu_slots"),
+                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"), verl=dict(settings["verl"]),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))
 
 
 RUNTIME_KEYS = tuple(f.name for f in dataclasses.fields(Runtime))
+# the runtime keys that change how a job runs, never what it computes: no fingerprint or output holds them
+MACHINE_RUNTIME_KEYS = ("threads", "gpu_slots", "gpu_chunk_prompts")
 
 
 class _Section:
@@ -420,10 +429,14 @@ class Figures:
 
 @dataclass(frozen=True)
 class Compute:
-    """config ``compute``."""
+    """config ``compute``: how jobs use the machine, never what they compute."""
 
     torch_threads: int = knob("threads per heavy torch job (Snakemake's threads:; profiles may set a rule's own)",
                               ge=1)
+    gpu_slots: int = knob("sequences the torch sampler decodes together on a GPU (its fixed-shape step's slots); "
+                          "the samples do not depend on it", ge=1, machine=True)
+    gpu_chunk_prompts: int = knob("prompts per resumable chunk of a torch sampling job on a GPU (128 on the CPU); "
+                                  "the samples do not depend on it", ge=1, machine=True)
 
 
 # ----------------------------------------------------------------------------- verl
@@ -535,7 +548,7 @@ class Config:
     evaluate: Evaluate = knob("every model on the held-out test set (paper Fig. 5)")
     countdown: Countdown = knob("transfer to Countdown (paper Section 4.3, Table 1)")
     figures: Figures = knob("plot settings")
-    compute: Compute = knob("threads")
+    compute: Compute = knob("threads, and the torch sampler's shapes on a GPU")
     verl: Verl = knob("the verl engine's machine knobs")
 
 

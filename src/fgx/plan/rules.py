@@ -13,6 +13,9 @@ class Plan:
 
     def __init__(self, config: Mapping):
         self.config = config
+        # a sampling or RL job's --machine (shell: ``--machine {plan.machine:q}``): the rule's command
+        # text, not its params, so a change reruns nothing
+        self.machine = params.machine_settings(config)
 
     # targets
     def all_targets(self, wildcards=None) -> list[str]:

@@ -8,14 +8,17 @@ from typing import Callable
 import torch
 
 
-def adamw(model, lr: float, weight_decay: float, betas: tuple[float, float]) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on norms and biases)."""
+def adamw(model, lr: float, weight_decay: float, betas: tuple[float, float],
+          capturable: bool = False) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only (not on norms and biases). ``capturable``: its step
+    count lives on the device and its step may be recorded in a CUDA graph (the GPU's training steps,
+    :mod:`fgx.engines.torch.graphed_training`)."""
     decay, no_decay = [], []
     for _, p in model.named_parameters():
         if p.requires_grad:
             (no_decay if p.dim() < 2 else decay).append(p)
     groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=1e-8)
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=1e-8, **({"capturable": True} if capturable else {}))
 
 
 def warmup_cosine(warmup_steps: int, total_steps: int, min_ratio: float = 0.1) -> Callable[[int], float]:

@@ -11,6 +11,7 @@ sequences and advantages, and :func:`update` makes one on-policy optimizer step 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -36,7 +37,7 @@ from fgx.tasks import compute_score, reward, score_rows
 from fgx.tasks.contract import row_levels
 
 MICRO_BATCH = 64             # sequences per forward/backward (a step's gradient is their sum)
-SAMPLER_BATCH = 256          # sequences decoded together
+SAMPLER_BATCH = 256          # sequences decoded together on the CPU (a GPU's: compute.gpu_slots)
 # settings that do not change a step's result: a checkpoint made under other values resumes. Under
 # the constant learning rate the run length does not change the steps before it either, so a
 # longer run resumes a shorter one's last checkpoint.
@@ -102,7 +103,7 @@ class Rollout:
 
 
 def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train: pd.DataFrame, prompts,
-            source: str, score_fn) -> Rollout:
+            source: str, score_fn, slots: int = SAMPLER_BATCH) -> Rollout:
     """Sample groups of ``group_size`` responses until ``batch_size`` groups have rewards that differ
     (every group when dynamic sampling is off), at most ``max_generation_batches`` batches."""
     out = Rollout([], [], [], [], 0, 0)
@@ -110,7 +111,7 @@ def rollout(model, tok, s: RL, seed: int, step: int, stream: PromptStream, train
         idx = stream.take(s.batch_size)
         comps = generate_ids(model, tok, [prompts[i] for i in idx], n=s.group_size, temperature=s.temperature,
                              max_new_tokens=s.max_new_tokens, seed=seed * 1_000_003 + step * 1009 + out.n_gen,
-                             batch_size=SAMPLER_BATCH)
+                             batch_size=slots)
         texts = decode_completions(tok, comps)
         n = s.group_size
         scores, correct = score_rows(train.iloc[idx], [texts[j * n:(j + 1) * n] for j in range(len(idx))],
@@ -165,8 +166,21 @@ def build_batch(groups, prompts, algorithm: str, device) -> Batch:
     return Batch(seqs, starts, gid, adv)
 
 
-def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, float]:
-    """One on-policy optimizer step on ``batch``; returns the step's loss statistics."""
+def micro_batch_loss(s: RL, logprobs, entropy, mask, advantages, ref_logprobs, denom):
+    """The policy loss of one micro-batch and its statistics (the algorithm's ``policy_loss``, see
+    :mod:`fgx.algos.rl`, on the model's log-probs and entropies): :func:`update`'s, and the captured GPU step's."""
+    mb = {"logprobs": logprobs, "mask": mask, "advantages": advantages,
+          "entropy": entropy.detach() if s.entropy_coef == 0 else entropy, "old_logprobs": logprobs.detach()}
+    if ref_logprobs is not None:
+        mb["ref_logprobs"] = ref_logprobs
+    return algorithms.algorithm(s.algorithm).policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef,
+                                                         loss_agg_mode=s.loss_agg_mode, denom=denom)
+
+
+def update(model, ref, opt, batch: Batch, s: RL, pad: int, device, graphed=None) -> dict[str, float]:
+    """One on-policy optimizer step on ``batch``; returns the step's loss statistics. ``graphed``: the
+    run's :class:`fgx.engines.torch.graphed_training.PolicyUpdateStep` (a GPU), which takes the batch in one
+    pass instead of micro-batches."""
     lens = batch.lengths
 
     def micro_batches(ix):
@@ -177,15 +191,7 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         ids = pad_right([batch.seqs[k] for k in sub], pad, device)
         return ids, loss_mask([batch.starts[k] for k in sub], [lens[k] for k in sub], ids.shape[1] - 1, device)
 
-    policy_loss = algorithms.algorithm(s.algorithm).policy_loss
     ix = list(range(len(batch.seqs)))
-    ref_lp = {}
-    if ref is not None:
-        with torch.no_grad():
-            for sub in micro_batches(ix):
-                lp, _ = forward_logprobs(ref, tensors(sub)[0])
-                for r_, k in enumerate(sub):
-                    ref_lp[k] = lp[r_, : lens[k] - 1]
     n_tok = sum(lens[k] - batch.starts[k] for k in ix)
     denom = n_tok if s.loss_agg_mode == "token-mean" else len(ix)
     if ref is None and s.entropy_coef == 0:
@@ -193,6 +199,18 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         # it still counts in the token-mean denominator
         adv = batch.advantages.tolist()
         ix = [k for k in ix if adv[k] != 0.0]
+    if graphed is not None:  # the whole batch in one captured pass (a GPU)
+        model.train()
+        out = graphed(batch.seqs, batch.starts, batch.advantages, ix, denom, [g["lr"] for g in opt.param_groups])
+        model.eval()
+        return {k: float(v) for k, v in out.items() if ix or k == "grad_norm"}
+    ref_lp = {}
+    if ref is not None:
+        with torch.no_grad():
+            for sub in micro_batches(ix):
+                lp, _ = forward_logprobs(ref, tensors(sub)[0])
+                for r_, k in enumerate(sub):
+                    ref_lp[k] = lp[r_, : lens[k] - 1]
     n_tok_tr = max(1, sum(lens[k] - batch.starts[k] for k in ix))
     model.train()
     opt.zero_grad(set_to_none=False)
@@ -201,16 +219,12 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
         ids, mask = tensors(sub)
         T = ids.shape[1] - 1
         lp, ent = forward_logprobs(model, ids, with_entropy=True)
-        if s.entropy_coef == 0:
-            ent = ent.detach()
-        mb = {"logprobs": lp, "mask": mask, "advantages": batch.advantages[sub], "entropy": ent,
-              "old_logprobs": lp.detach()}
+        sub_ref = None
         if ref is not None:
-            mb["ref_logprobs"] = torch.zeros(len(sub), T, device=device)
+            sub_ref = torch.zeros(len(sub), T, device=device)
             for r_, k in enumerate(sub):
-                mb["ref_logprobs"][r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
-        loss, st = policy_loss(mb, kl_coef=s.kl_coef, entropy_coef=s.entropy_coef, loss_agg_mode=s.loss_agg_mode,
-                               denom=denom)
+                sub_ref[r_, : ref_lp[k][:T].shape[0]] = ref_lp[k][:T]
+        loss, st = micro_batch_loss(s, lp, ent, mask, batch.advantages[sub], sub_ref, denom)
         loss.backward()
         # loss pieces already carry the batch's denominator: sum them; masked means (clipfrac,
         # approx_kl, ratio) are weighted by the micro-batch's token share
@@ -224,10 +238,11 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device) -> dict[str, 
     return stats
 
 
-def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn) -> pd.DataFrame:
+def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn,
+             slots: int = SAMPLER_BATCH) -> pd.DataFrame:
     """Greedy accuracy and response length per held-out prompt."""
     comps = generate_ids(model, tok, prompts, n=1, temperature=0.0, max_new_tokens=s.max_new_tokens, seed=seed,
-                         batch_size=SAMPLER_BATCH, desc="validation")
+                         batch_size=slots, desc="validation")
     texts = decode_completions(tok, comps)
     _, correct = score_rows(rows, [[t] for t in texts], "validation", score_fn)
     return pd.DataFrame({"level": row_levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
@@ -246,6 +261,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     if rt.threads:
         torch.set_num_threads(int(rt.threads))
     device = resolve_device(rt.device)
+    slots = rt.gpu_slots if device.type == "cuda" and rt.gpu_slots else SAMPLER_BATCH
     import random
 
     random.seed(rt.seed)
@@ -263,7 +279,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         ref.requires_grad_(False)
     prompts = encode_prompts(tok, prompt_texts(tok, train, str(train_path)))
     val_prompts = encode_prompts(tok, prompt_texts(tok, val, str(val_path)))
-    opt = adamw(model, s.lr, RL_WEIGHT_DECAY, RL_BETAS)
+    opt = adamw(model, s.lr, RL_WEIGHT_DECAY, RL_BETAS, capturable=device.type == "cuda")
     sched = torch.optim.lr_scheduler.LambdaLR(opt, constant)
     resolved = {"stage": "rl", "model_dir": str(model_dir), "train_path": str(train_path),
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
@@ -301,7 +317,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     def run_val(step_):
         if len(val) == 0:
             return None
-        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn)
+        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn, slots)
         for level, g in ev.groupby("level"):
             add(step_, "val_accuracy", g["accuracy"].mean(), level)
             add(step_, "val_response_length", g["length"].mean(), level)
@@ -313,13 +329,19 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         log_tb()
     bar = Bar(True, s.steps, step, f"rl[{s.algorithm}]")
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    graphed = None
+    if device.type == "cuda":  # after any restore: the graph holds the optimizer state it finds
+        from fgx.engines.torch.graphed_training import PolicyUpdateStep
+
+        graphed = PolicyUpdateStep(model, ref, opt, functools.partial(micro_batch_loss, s), s.batch_size * s.group_size,
+                                   max(map(len, prompts)) + s.max_new_tokens, pad, device)
     run_steps = 0
     while step < s.steps:
         t_step = time.time()
-        ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn)
+        ro = rollout(model, tok, s, rt.seed, step, stream, train, prompts, str(train_path), score_fn, slots)
         gen_time = time.time() - t_step
-        stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device) \
-            if ro.groups else {}
+        stats = update(model, ref, opt, build_batch(ro.groups, prompts, s.algorithm, device), s, pad, device,
+                       graphed) if ro.groups else {}
         sched.step()
         step += 1
         run_steps += 1

@@ -3,7 +3,10 @@ prompts and their reference traces) and ``sft`` (fine-tuning on responses, loss 
 
 Both run one loop (:func:`train`): length-grouped batches reshuffled each epoch, AdamW with a
 warm-up and cosine decay, and a time-based checkpoint in a work directory outside the output, so
-a killed job resumes where it stopped and ends with the same weights as an uninterrupted one.
+a killed job resumes where it stopped and ends with the same weights as an uninterrupted one. On a
+GPU each step replays a CUDA graph of the fixed-shape step
+(:class:`fgx.engines.torch.graphed_training.SupervisedStep`) and the log reads the losses back every
+:data:`LOG_EVERY` steps rather than waiting for each one; on the CPU the step is the eager one.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from fgx.engines.torch.tokenizer import build_char_tokenizer
 from fgx.io import InputError, check_replaceable_dir, read_rows, run_fingerprint
 from fgx.progress import Bar
 from fgx.settings import SFT, Pretrain, Runtime
+
+LOG_EVERY = 100  # GPU: steps between two reads of the losses (each read waits for the device)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +70,21 @@ def length_grouped_batches(lengths: list[int], batch_size: int, rng: np.random.G
     return [batches[i] for i in order]
 
 
+def eager_step(model, opt, examples, batch: list[int], pad: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """One optimizer step on the examples ``batch`` (right-padded to the longest): the mean next-token
+    loss over their counted tokens; returns the loss and the gradient norm before clipping."""
+    tokens = sum(len(examples[i][0]) - examples[i][1] for i in batch)
+    opt.zero_grad(set_to_none=True)
+    ids = pad_right([examples[i][0] for i in batch], pad, device)
+    mask = loss_mask([examples[i][1] for i in batch], [len(examples[i][0]) for i in batch], ids.shape[1] - 1, device)
+    lp, _ = forward_logprobs(model, ids)
+    loss = -(lp * mask).sum() / max(tokens, 1)
+    loss.backward()
+    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
+    opt.step()
+    return loss, gn
+
+
 def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, out_dir: Path, work_dir: Path,
           desc: str, resolved: dict, inputs: Mapping[str, Any], stop_after: int | None = None) -> dict:
     """Train ``model`` on ``examples`` (see :func:`tokenize`), write the HF directory ``out_dir``
@@ -76,7 +96,8 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
         raise ValueError(f"{desc}: no training examples")
     steps_per_epoch = math.ceil(n / sched_.batch_size)
     total = sched_.steps
-    opt = adamw(model, sched_.lr, sched_.weight_decay, SUPERVISED_BETAS)
+    cuda = torch.device(device).type == "cuda"
+    opt = adamw(model, sched_.lr, sched_.weight_decay, SUPERVISED_BETAS, capturable=cuda)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_cosine(sched_.warmup_steps, total, MIN_LR_RATIO))
     check_replaceable_dir(out_dir)  # before the training, not after it
     ckpt = Checkpointer(work_dir, run_fingerprint(resolved, ("threads", "device"), **inputs),
@@ -90,6 +111,19 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
     lengths = [len(x[0]) for x in examples]
     pad = tokenizer.pad_token_id or 0
     model.train()
+    graphed = None
+    if cuda:  # after any restore: the graph holds the optimizer state it finds
+        from fgx.engines.torch.graphed_training import SupervisedStep
+
+        graphed = SupervisedStep(model, opt, examples, sched_.batch_size, pad, device)
+    settled = len(log)
+
+    def settle():
+        """Read the logged losses that are still tensors on the device."""
+        nonlocal settled
+        for row in log[settled:]:
+            row["loss"], row["grad_norm"] = float(row["loss"]), float(row["grad_norm"])
+        settled = len(log)
     bar = Bar(True, total, step, desc)
     t0, ntok, run_steps = time.time(), 0, 0
     epoch_batches: dict[int, list[list[int]]] = {}  # one epoch's batch order, drawn once
@@ -99,28 +133,29 @@ def train(model, tokenizer, examples, sched_: Schedule, *, seed: int, device, ou
             epoch_batches = {epoch: length_grouped_batches(lengths, sched_.batch_size,
                                                            np.random.default_rng([seed, epoch]))}
         batch = epoch_batches[epoch][k]
-        tokens = sum(lengths[i] - examples[i][1] for i in batch)
-        opt.zero_grad(set_to_none=True)
-        ids = pad_right([examples[i][0] for i in batch], pad, device)
-        mask = loss_mask([examples[i][1] for i in batch], [lengths[i] for i in batch], ids.shape[1] - 1, device)
-        lp, _ = forward_logprobs(model, ids)
-        loss = -(lp * mask).sum() / max(tokens, 1)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
-        opt.step()
+        if graphed is None:
+            loss, gn = eager_step(model, opt, examples, batch, pad, device)
+        else:
+            out = graphed(batch, [g["lr"] for g in opt.param_groups])
+            loss, gn = out["loss"], out["grad_norm"]
         sched.step()
         step += 1
         run_steps += 1
         ntok += sum(lengths[i] for i in batch)
-        log.append({"step": step, "loss": float(loss.detach()), "grad_norm": float(gn), "lr": sched.get_last_lr()[0]})
-        bar.update(1, loss=log[-1]["loss"], tok_s=int(ntok / max(time.time() - t0, 1e-9)))
+        log.append({"step": step, "loss": loss.detach(), "grad_norm": gn, "lr": sched.get_last_lr()[0]})
+        if graphed is None or step % LOG_EVERY == 0 or step == total:
+            settle()
+        bar.update(1, loss=log[settled - 1]["loss"] if settled else float("nan"),
+                   tok_s=int(ntok / max(time.time() - t0, 1e-9)))
         if step < total and ckpt.due():
+            settle()
             ckpt.save(step, model, tokenizer, {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                                                "step": step, "log": log})
         if stop_after is not None and run_steps >= stop_after and step < total:
             bar.close()
             raise KeyboardInterrupt(f"{desc}: stopped after {run_steps} steps (stop_after)")
     bar.close()
+    settle()
     model.eval()
     resolved = dict(resolved, n_params=n_params(model), total_steps=total, n_examples=n)
 
