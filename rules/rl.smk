@@ -25,11 +25,15 @@ rule rl:
         runtime=1440,
         gpu=GPUS,
         verl_rl=VERL_RL,
+        # the torch sampler's GPU shapes: machine settings (config compute:, or a profile's set-resources),
+        # passed as resources so that changing them reruns nothing
+        gpu_slots=plan.gpu_slots,
+        gpu_chunk_prompts=plan.gpu_chunk_prompts,
     conda:
         ENGINE_ENV
     shell:
         "rl.py --model {input.init:q} --train {input.train:q} --val {input.val:q} "
-        "--settings {params.settings:q} --threads {threads} --machine {plan.machine:q} --out {output.model:q} --metrics {output.metrics:q} "
+        "--settings {params.settings:q} --threads {threads} --gpu-slots {resources.gpu_slots} --gpu-chunk-prompts {resources.gpu_chunk_prompts} --out {output.model:q} --metrics {output.metrics:q} "
         "--work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 

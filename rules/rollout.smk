@@ -21,8 +21,12 @@ rule rollout:
         mem_mb=8000,
         runtime=120,
         gpu=GPUS,
+        # the torch sampler's GPU shapes: machine settings (config compute:, or a profile's set-resources),
+        # passed as resources so that changing them reruns nothing
+        gpu_slots=plan.gpu_slots,
+        gpu_chunk_prompts=plan.gpu_chunk_prompts,
     conda:
         ENGINE_ENV
     shell:
         "sample.py --model {input.model:q} --data {input.data:q} "
-        "--settings {params.settings:q} --threads {threads} --machine {plan.machine:q} --out {output.rollouts:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"
+        "--settings {params.settings:q} --threads {threads} --gpu-slots {resources.gpu_slots} --gpu-chunk-prompts {resources.gpu_chunk_prompts} --out {output.rollouts:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"

@@ -1,4 +1,4 @@
-"""The thin CLIs' shared parser: --settings JSON and the --threads and --machine machine knobs."""
+"""The thin CLIs' shared parser: --settings JSON and the machine knobs --threads, --gpu-slots, --gpu-chunk-prompts."""
 
 import pytest
 
@@ -28,14 +28,12 @@ def test_bad_settings_are_named(capsys):
     assert "--settings must be a JSON object" in capsys.readouterr().err
 
 
-def test_machine_keys_go_into_the_settings_and_nothing_else_passes(capsys):
-    """--machine carries compute's machine keys (the torch sampler's GPU shapes) beside --threads."""
-    args = parser("x").parse_args(["--settings", '{"lr": 0.1}', "--threads", "1", "--machine",
-                                   '{"gpu_slots": 64, "gpu_chunk_prompts": 16}'])
+def test_the_samplers_gpu_shapes_go_into_the_settings(capsys):
+    """compute's machine keys (the torch sampler's GPU shapes) reach a job beside --threads, as flags."""
+    args = parser("x").parse_args(["--settings", '{"lr": 0.1}', "--threads", "1", "--gpu-slots", "64",
+                                   "--gpu-chunk-prompts", "16"])
     assert args.settings == {"lr": 0.1, "threads": 1, "gpu_slots": 64, "gpu_chunk_prompts": 16}
-    assert parser("x").parse_args(["--machine", "{}"]).settings == {}
-    for bad in ('{"lr": 0.1}', '{"threads": 2}', "[1]"):
-        with pytest.raises(SystemExit):
-            parser("x").parse_args(["--machine", bad])
-    err = capsys.readouterr().err
-    assert "--machine: unknown key(s) lr" in err and "--machine must be a JSON object" in err
+    assert parser("x").parse_args([]).settings == {}
+    with pytest.raises(SystemExit):
+        parser("x").parse_args(["--gpu-slots", "0"])
+    assert "--gpu-slots must be a positive integer, got '0'" in capsys.readouterr().err

@@ -25,66 +25,58 @@ def job_shell_prefix(root: str | Path) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-def _json_object(text: str, flag: str) -> dict:
+def settings_arg(text: str) -> dict:
+    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"{flag} is not valid JSON ({err}): {text[:200]!r}")
+        raise argparse.ArgumentTypeError(f"--settings is not valid JSON ({err}): {text[:200]!r}")
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"{flag} must be a JSON object")
-    return value
-
-
-def settings_arg(text: str) -> dict:
-    """argparse type for ``--settings JSON`` (what Snakemake passes from config)."""
-    return _json_object(text, "--settings")
-
-
-def machine_arg(text: str) -> dict:
-    """argparse type for ``--machine JSON``: only the keys :data:`fgx.settings.MACHINE_RUNTIME_KEYS` names."""
-    from fgx.settings import MACHINE_RUNTIME_KEYS
-
-    value = _json_object(text, "--machine")
-    unknown = sorted(set(value) - set(MACHINE_RUNTIME_KEYS) - {"threads"})
-    if unknown or "threads" in value:
-        raise argparse.ArgumentTypeError(f"--machine: unknown key(s) {', '.join(unknown or ['threads'])}; it takes "
-                                         f"{', '.join(k for k in MACHINE_RUNTIME_KEYS if k != 'threads')} "
-                                         "(--threads sets the threads)")
+        raise argparse.ArgumentTypeError("--settings must be a JSON object")
     return value
 
 
 class _JobParser(argparse.ArgumentParser):
-    """Puts ``--threads`` and ``--machine`` into the settings: machine knobs that Snakemake passes as
-    ``{threads}`` (profiles set it) and from config ``compute``, kept out of the params so that
-    changing them reruns nothing."""
+    """Puts ``--threads``, ``--gpu-slots`` and ``--gpu-chunk-prompts`` into the settings: machine knobs
+    that Snakemake passes as ``{threads}`` and ``{resources.*}`` (config ``compute``; profiles may set
+    them), kept out of the params so that changing them reruns nothing."""
 
     def parse_args(self, args=None, namespace=None):
         ns = super().parse_args(args, namespace)
         if ns.threads is not None:
             ns.settings = {**ns.settings, "threads": ns.threads}
-        if ns.machine:
-            ns.settings = {**ns.settings, **ns.machine}
+        for key in ("gpu_slots", "gpu_chunk_prompts"):
+            if getattr(ns, key) is not None:
+                ns.settings = {**ns.settings, key: getattr(ns, key)}
         return ns
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--threads must be a positive integer, got {text!r}")
-    return value
+def _positive_int(flag: str):
+    """argparse type for a machine knob's ``flag``: a positive integer, or an error naming the flag."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
 
 
 def parser(description: str) -> argparse.ArgumentParser:
     p = _JobParser(description=description)
     p.add_argument("--settings", type=settings_arg, default={}, help="job settings as JSON (from config.yaml)")
-    p.add_argument("--threads", type=_positive_int, default=None,
+    p.add_argument("--threads", type=_positive_int("--threads"), default=None,
                    help="torch threads of this job (Snakemake's {threads}); overrides settings.threads")
-    p.add_argument("--machine", type=machine_arg, default=None,
-                   help="config compute's machine keys as JSON (gpu_slots, gpu_chunk_prompts); they change how "
-                        "the job runs, not what it computes")
+    p.add_argument("--gpu-slots", type=_positive_int("--gpu-slots"), default=None,
+                   help="sequences the torch sampler decodes together on a GPU (config compute.gpu_slots); how the "
+                        "job runs, not what it computes")
+    p.add_argument("--gpu-chunk-prompts", type=_positive_int("--gpu-chunk-prompts"), default=None,
+                   help="prompts per resumable sampling chunk on a GPU (config compute.gpu_chunk_prompts); how the "
+                        "job runs, not what it computes")
     return p
 
 

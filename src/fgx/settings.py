@@ -95,9 +95,9 @@ class Runtime:
     seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
     threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
                                optional=True)
-    gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, on the command line; left "
+    gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, the job's --gpu-slots; left "
                                  "out: none given)", ge=1, optional=True)
-    gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, on the "
+    gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, its "
                                          "command line; left out: none given)", ge=1, optional=True)
     verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
     tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)

@@ -3,13 +3,11 @@ its descendants) when a setting it reads changes."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Mapping
 
 from fgx.plan.models import MULTI_BASE, sft_mix_repeats
 from fgx.plan.seeds import derive_seed, dumps
 from fgx.plan.splits import COUNTDOWN_TRAIN, TEST_MANY, is_countdown_split
-from fgx.settings import Compute, knob_of
 
 
 def _runtime(config: Mapping) -> dict:
@@ -19,14 +17,6 @@ def _runtime(config: Mapping) -> dict:
     verl = config["engine"] == "verl"
     return {"engine": config["engine"], "device": config["device"], "verl": config["verl"] if verl else {},
             "tensor_parallel_size": config["model"]["tensor_parallel_size"] if verl else 1}
-
-
-def machine_settings(config: Mapping) -> str:
-    """``compute``'s machine keys (``fgx.settings.Compute``, ``machine=True``) as the JSON of a sampling or
-    RL job's ``--machine``: on the command line, not in the params, so that changing them reruns nothing."""
-    if config["engine"] != "torch":  # the torch sampler's shapes; verl's jobs read verl's own knobs
-        return dumps({})
-    return dumps({f.name: config["compute"][f.name] for f in dataclasses.fields(Compute) if knob_of(f).machine})
 
 
 def pretrain_settings(config: Mapping) -> str:

@@ -13,9 +13,10 @@ class Plan:
 
     def __init__(self, config: Mapping):
         self.config = config
-        # a sampling or RL job's --machine (shell: ``--machine {plan.machine:q}``): the rule's command
-        # text, not its params, so a change reruns nothing
-        self.machine = params.machine_settings(config)
+        # the torch sampler's GPU shapes (config compute:), a sampling or RL job's resources: a change
+        # reruns nothing, and a profile's set-resources can override them per machine
+        self.gpu_slots = config["compute"]["gpu_slots"]
+        self.gpu_chunk_prompts = config["compute"]["gpu_chunk_prompts"]
 
     # targets
     def all_targets(self, wildcards=None) -> list[str]:

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 from fgx.engines.metric_names import FGX_NAMES, VERL_SFT_TAGS, VERL_TAGS
 from fgx.engines.verl import commands as C
 from fgx.io import prepare_work_dir, run_fingerprint
+from fgx.settings import MACHINE_RUNTIME_KEYS
 
 log = logging.getLogger("fgx.engines.verl")
 
@@ -48,7 +49,7 @@ TRAINED_MARKER = "TRAINED"
 TOKENIZER_FILES = ("generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                    "chat_template.jinja")
 # settings that do not change what a job computes (left out of the resume fingerprint)
-RUNTIME_KEYS = ("engine", "device", "threads")
+RUNTIME_KEYS = ("engine", "device", *MACHINE_RUNTIME_KEYS)
 
 Runner = Callable[[Sequence[str], Mapping[str, str], Path | None], None]
 
