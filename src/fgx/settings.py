@@ -97,8 +97,8 @@ class Runtime:
                                optional=True)
     gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, the job's --gpu-slots; left "
                                  "out: none given)", ge=1, optional=True)
-    gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, its "
-                                         "command line; left out: none given)", ge=1, optional=True)
+    gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, the job's "
+                                         "--gpu-chunk-prompts; left out: none given)", ge=1, optional=True)
     verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
     tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)
 
