@@ -22,7 +22,8 @@ from fgx.cli import job_shell_prefix
 from fgx.config import validate_config
 from fgx.plan import Plan, paths
 from fgx.plan.figures import FIGURE_WILDCARD
-from fgx.plan.models import RL_RUN_WILDCARD, SCRATCH_BASE, SFT_MODEL_WILDCARD, rl_metrics, rl_model_dir, rl_work
+from fgx.plan.models import (RL_RUN_WILDCARD, SCRATCH_BASE, SFT_MODEL_WILDCARD, rl_metrics, rl_model_dir,
+                             rl_validation, rl_work)
 from fgx.plan.splits import TEST_MANY, TEST_MANY_DATA, check_external_files
 
 # every job's scripts import this checkout's src/ (PYTHONPATH in the command: conda jobs drop the variable)

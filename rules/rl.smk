@@ -9,6 +9,7 @@ rule rl:
     output:
         model=directory(rl_model_dir()),
         metrics=rl_metrics(),
+        validation=rl_validation(),
     params:
         settings=plan.rl_settings,
         work_dir=rl_work(),
@@ -34,7 +35,7 @@ rule rl:
     shell:
         "rl.py --model {input.init:q} --train {input.train:q} --val {input.val:q} "
         "--settings {params.settings:q} --threads {threads} --gpu-slots {resources.gpu_slots} --gpu-chunk-prompts {resources.gpu_chunk_prompts} --out {output.model:q} --metrics {output.metrics:q} "
-        "--work-dir {params.work_dir:q} > {log:q} 2>&1"
+        "--validation {output.validation:q} --work-dir {params.work_dir:q} > {log:q} 2>&1"
 
 
 # Countdown transfer (paper Section 4.3): the same string-task RL (the same data and rl: settings, for
@@ -45,6 +46,7 @@ use rule rl as rl_multi with:
     output:
         model=directory(rl_model_dir(lineage="multi")),
         metrics=rl_metrics(lineage="multi"),
+        validation=rl_validation(lineage="multi"),
     params:
         settings=plan.rl_multi_settings,
         work_dir=rl_work(lineage="multi"),

@@ -17,6 +17,7 @@ from fgx.analysis.sample_browser import render_html
 from fgx.figures import failure_modes as FIG_FM
 from fgx.figures import function_transfer as FIG_FT
 from fgx.figures import model_contrasts as FIG_MC
+from fgx.figures import rl_level_accuracy as FIG_RL
 from fgx.figures import training_dynamics as FIG_TD
 from fgx.io import write_parquet
 from fgx.tasks.strings.shortcuts import has_shortcut
@@ -179,6 +180,46 @@ def metrics_parquet(path, metrics):
     rows.append({"step": 0, "metric": "loss", "level": -1, "value": 3.0})  # not plotted
     write_parquet(pd.DataFrame(rows), path, settings={"rl": {"algo": "grpo"}})
     return path
+
+
+def validation_parquet(path, shares: dict, prompts=40, n=4, temperature=1.0):
+    """An RL run's validation table: shares[(step, level)] of each level's prompts solve every sample."""
+    rows = [{"step": step, "level": level, "prompt_row": (level - 1) * prompts + i, "n_samples": n,
+             "n_correct": n * (i < round(share * prompts))}
+            for (step, level), share in shares.items() for i in range(prompts)]
+    write_parquet(pd.DataFrame(rows), path, settings={"val_n": n, "val_temperature": temperature})
+    return str(path)
+
+
+def test_rl_level_accuracy_figure_draws_each_point_with_its_band(tmp_path):
+    settings = {"figure": "rl_level_accuracy", "bootstrap": 200, "ci": 0.95, "bootstrap_seed": 3}
+    level2 = validation_parquet(tmp_path / "rl" / "level2" / "validation.parquet",
+                                {(0, 2): 0.3, (0, 3): 0.1, (20, 2): 0.6, (20, 3): 0.3})
+    level1 = validation_parquet(tmp_path / "rl" / "level1" / "validation.parquet",
+                                {(0, 2): 0.3, (0, 3): 0.1, (20, 2): 0.3, (20, 3): 0.1}, prompts=20, n=2)
+    table = FIG_RL.table([level2, level1], settings)
+    assert list(table.columns) == FIG_RL.COLUMNS
+    assert table[["model", "step", "level"]].values.tolist() == [
+        ["rl_level1", 0, 2], ["rl_level1", 20, 2], ["rl_level1", 0, 3], ["rl_level1", 20, 3],
+        ["rl_level2", 0, 2], ["rl_level2", 20, 2], ["rl_level2", 0, 3], ["rl_level2", 20, 3]]
+    l2 = table[table["model"] == "rl_level2"].set_index(["level", "step"])
+    assert l2["accuracy"].tolist() == pytest.approx([0.3, 0.6, 0.1, 0.3])
+    assert l2.loc[(2, 20), "change"] == pytest.approx(0.3) and l2.loc[(2, 20), "change_ci_low"] > 0.15
+    assert (table["ci_low"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_high"]).all()
+    assert (l2["n_prompts"] == 40).all() and (l2["n_samples"] == 4).all() and (table["temperature"] == 1.0).all()
+    assert table["source"].str.endswith("validation.parquet").all()
+    assert table.equals(FIG_RL.table([level2, level1], settings))  # the bootstrap's own seed
+    pdf = tmp_path / "rl_level_accuracy.pdf"
+    FIG_RL.draw(table, pdf, settings)
+    assert pdf.read_bytes()[:4] == b"%PDF"
+
+
+def test_level_panels_all_carry_x_tick_labels():
+    """Six levels in two rows: the top row's panels have no panel below them, so each shows its own ticks."""
+    from fgx.figures.style import level_grid
+
+    fig, panels = level_grid([1, 2, 3, 4, 5, 6])
+    assert all(ax.xaxis.get_tick_params()["labelbottom"] for ax in panels.values())
 
 
 def test_training_dynamics_figure(tmp_path):

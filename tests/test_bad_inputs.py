@@ -54,7 +54,7 @@ SFT = {**RUNTIME, "epochs": 1, "batch_size": 4, "lr": 1e-3, "max_length": 64}
 RL = {**RUNTIME, "algorithm": "grpo", "reward": "acc", "steps": 1, "batch_size": 2, "group_size": 2, "lr": 1e-3,
       "kl_coef": 0.0, "entropy_coef": 0.0, "loss_agg_mode": "token-mean", "dynamic_sampling": False,
       "max_generation_batches": 1, "temperature": 1.0, "max_new_tokens": 4, "overlong_buffer": 0, "eval_every": 1,
-      "save_every": 1}
+      "save_every": 1, "val_n": 2, "val_temperature": 1.0}
 PRETRAIN = {**RUNTIME, "model": dict(SMALLEST.__dict__),
             "train": {"steps": 1, "batch_size": 2, "lr": 1e-3, "warmup_steps": 0, "weight_decay": 0.0}}
 
@@ -65,7 +65,8 @@ CALLS = {
     "sft.py": (["--model", "{model}", "--data", "{sft}", "--settings", json.dumps(SFT), "--out", "{out}",
                 "--work-dir", "{work}"], "sft", "out"),
     "rl.py": (["--model", "{model}", "--train", "{problems}", "--val", "{problems}", "--settings", json.dumps(RL),
-               "--out", "{out}", "--metrics", "{out2}", "--work-dir", "{work}"], "problems", "out2"),
+               "--out", "{out}", "--metrics", "{out2}", "--validation", "{out2}.validation.parquet", "--work-dir",
+               "{work}"], "problems", "out2"),
     "pretrain.py": (["--data", "{problems}", "--settings", json.dumps(PRETRAIN), "--out", "{out}",
                      "--work-dir", "{work}"], "problems", "out"),
     "filter_rollouts.py": (["--rollouts", "{eval}", "--settings", json.dumps({"drop_all_solved": False,

@@ -125,6 +125,10 @@ def test_cross_key_rules():
                                           r"positive integer per depth"):
         validate_config(bad)
     bad = copy.deepcopy(cfg)
+    bad["data"]["val_per_level"] = [64, 320]  # two counts, six test levels
+    with pytest.raises(ConfigError, match=r"val_per_level': got 2 counts \[64, 320\] for levels 1..6 .*6 in all"):
+        validate_config(bad)
+    bad = copy.deepcopy(cfg)
     bad["data"]["pretrain_step_levels"] = [1, 3]
     with pytest.raises(ConfigError, match="pretrain_step_levels.*compositions"):
         validate_config(bad)

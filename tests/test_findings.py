@@ -168,9 +168,9 @@ def test_cli_reads_one_runs_tables_as_files_as_the_rule_does(tmp_path, capsys):
     assert F.main(["--tables", *paths, "--out", str(out)]) == 0
     text = out.read_text()
     assert "| finding | paper (Llama-3.1-8B) | this run |" in text and "**holds**: +20.0" in text
-    other = tmp_path / "rl_level_accuracy.csv"
+    other = tmp_path / "training_dynamics.csv"
     other.write_text("model,level\n")
-    with pytest.raises(SystemExit, match="rl_level_accuracy.csv: not one of the figure tables"):
+    with pytest.raises(SystemExit, match="training_dynamics.csv: not one of the figure tables"):
         F.main(["--tables", str(other)])
     with pytest.raises(SystemExit):  # directories and files together
         F.main([str(tmp_path), "--tables", *paths])
@@ -279,3 +279,41 @@ def test_the_papers_numbers_are_written_once():
     base, rl = F.PAPER_PASS1["rl_level1"].split(" / ")[2], F.PAPER_PASS1["rl_level2"].split(" / ")[2]
     assert lead == f"≈ +{int(rl[1:]) - int(base[1:])} ({base[1:]} → {rl[1:]} %)"
     assert dict(F.README_FINDINGS)["2. RL Level 2 − RL Level 1, Level 4"] == F.paper_lead("rl_level2", 4, short=True)
+
+
+def _curves(l2_rise=0.30, l3_rise=0.18, flat_jitter=0.01, half_width=0.05, paired=0.03):
+    """rl_level_accuracy rows: RL Level 2 lifts Levels 2 and 3 by the rises, RL Level 1 stays at its start
+    (+- flat_jitter); own bands +- half_width, paired change intervals +- paired."""
+    rows = []
+    for model in ("rl_level1", "rl_level2"):
+        for level, start in {1: 0.95, 2: 0.3, 3: 0.1, 4: 0.03}.items():
+            rise = {2: l2_rise, 3: l3_rise}.get(level, 0.0) if model == "rl_level2" else 0.0
+            for k, step in enumerate((0, 80, 160)):
+                change = rise * k / 2 + (flat_jitter * (-1) ** k if step and model == "rl_level1" else 0.0)
+                acc = start + change
+                rows.append({"model": model, "step": step, "level": level, "accuracy": acc,
+                             "ci_low": acc - half_width, "ci_high": acc + half_width, "change": change,
+                             "change_ci_low": change - paired * (step > 0),
+                             "change_ci_high": change + paired * (step > 0),
+                             "n_prompts": 128, "n_samples": 4})
+    return pd.DataFrame(rows)
+
+
+def test_the_rl_curves_rise_under_rl_on_level2_and_stay_in_their_band_under_rl_on_level1():
+    rise2 = F.FIG2_RISE_FINDING.format(level=2, pts=20)
+    rise3 = F.FIG2_RISE_FINDING.format(level=3, pts=15)
+    rows = {r["finding"]: r for r in F.check({"rl_level_accuracy": _curves()})}
+    assert rows[rise2]["verdict"] == "holds" and rows[rise3]["verdict"] == "holds"
+    assert rows[rise2]["measured"] == "+30.0 [27.0, 33.0] (30.0 → 60.0 % at step 160, 128 prompts × 4 samples)"
+    assert rows[F.FIG2_FLAT_FINDING]["verdict"] == "holds"
+    assert rows[F.FIG2_FLAT_FINDING]["measured"].startswith("L3 -1.0 at most; L4 -1.0 at most")
+    rows = {r["finding"]: r for r in F.check({"rl_level_accuracy": _curves(l2_rise=0.10, l3_rise=0.01,
+                                                                           flat_jitter=0.08)})}
+    assert rows[rise2]["verdict"] == "partly"  # resolved, below +20
+    assert rows[rise3]["verdict"] == "no"      # +1 [-2, 4]: not resolved
+    assert rows[F.FIG2_FLAT_FINDING]["verdict"] == "no"
+    assert "outside at step 80, 160" in rows[F.FIG2_FLAT_FINDING]["measured"]
+    # a table without bands (drawn before they were) is not read
+    old = _curves()[["model", "step", "level", "accuracy"]]
+    assert {r["verdict"] for r in F.curve_rows({"rl_level_accuracy": old})} == {"not run"}
+    assert {r["verdict"] for r in F.curve_rows({})} == {"not run"}

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fgx.metrics import (bootstrap_mean_ci, level_contrast, level_pass_at_k, paired_bootstrap_diff_ci,
+from fgx.metrics import (bootstrap_mean_ci, level_contrast, level_pass_at_k, paired_bootstrap_diff_ci, validation_curve,
                          pass_at_k)
 
 
@@ -162,3 +162,35 @@ def test_contrast_cli_splits_prompts_by_one_step_shortcuts(tmp_path):
     _eval_table([1, 2], levels=[2, 2]).to_parquet(b)
     with pytest.raises(SystemExit, match="no reward_model column"):
         main(["--a", str(b), "--b", str(b), "--shortcuts", "with"])
+
+
+def _validation_table(per_step: dict, n_samples=4, level=2):
+    """A validation table: per step, each prompt's correct samples out of ``n_samples``."""
+    return pd.DataFrame([{"step": step, "level": level, "prompt_row": i, "n_samples": n_samples, "n_correct": c}
+                         for step, counts in per_step.items() for i, c in enumerate(counts)])
+
+
+def test_validation_curve_points_are_pass_at_1_with_an_interval_over_prompts():
+    """A point is the mean of the prompts' shares of correct samples; its interval resamples prompts (so
+    it spreads with their difficulty), while the change from step 0 pairs each prompt with itself: one
+    more correct sample on every prompt is a change of exactly 1 / n_samples whatever the spread."""
+    rng = np.random.default_rng(0)
+    start = rng.integers(0, 4, size=200)  # prompts of every difficulty
+    table = _validation_table({0: start, 10: start + 1, 20: start})
+    curve = validation_curve(table, resamples=500, ci=0.95, seed=1)
+    assert list(curve.columns) == ["step", "level", "accuracy", "ci_low", "ci_high", "change", "change_ci_low",
+                                   "change_ci_high", "n_prompts", "n_samples"]
+    at = curve.set_index("step")
+    assert at.loc[0, "accuracy"] == pytest.approx(start.mean() / 4)
+    assert at.loc[10, "accuracy"] == pytest.approx(start.mean() / 4 + 0.25)
+    assert (curve["ci_low"] < curve["accuracy"]).all() and (curve["accuracy"] < curve["ci_high"]).all()
+    width = at.loc[10, "ci_high"] - at.loc[10, "ci_low"]
+    assert 0.05 < width < 0.2  # 200 prompts of spread-out difficulty: about +-4.5 points
+    assert at.loc[10, ["change", "change_ci_low", "change_ci_high"]].tolist() == pytest.approx([0.25] * 3)
+    assert at.loc[20, ["change", "change_ci_low", "change_ci_high"]].tolist() == pytest.approx([0.0] * 3)
+    assert (curve["n_prompts"] == 200).all() and (curve["n_samples"] == 4).all()
+    # two levels, prompts missing at a step (a prompt verl dropped): each level on its own
+    both = pd.concat([table, _validation_table({0: [4, 0], 10: [4]}, level=3)], ignore_index=True)
+    l3 = validation_curve(both, resamples=100, ci=0.95, seed=1).query("level == 3").set_index("step")
+    assert l3["accuracy"].tolist() == [0.5, 1.0] and l3["n_prompts"].tolist() == [2, 1]
+    assert l3.loc[10, "change"] == 0.0  # prompt 0 solved at both steps

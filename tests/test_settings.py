@@ -120,9 +120,9 @@ def test_a_verl_section_missing_or_adding_a_key_is_named():
 
     S.Verl.from_config(verl_section())
     v = verl_section(sample={"chunk": 8})
-    del v["val_n"]
-    with pytest.raises(S.SettingsError, match="'verl': missing key\\(s\\) val_n"):
+    del v["log_val_generations"]
+    with pytest.raises(S.SettingsError, match="'verl': missing key\\(s\\) log_val_generations"):
         S.Verl.from_config(v)
-    v["val_n"] = 1
+    v["log_val_generations"] = 0
     with pytest.raises(S.SettingsError, match="'verl.sample': unknown key\\(s\\) chunk"):
         S.Verl.from_config(v)

@@ -43,6 +43,7 @@ def test_tags_are_verls_names_where_verl_has_the_quantity():
     assert sources == {1: "s-depth1", 2: "s-depth2"}  # level 3 has two sources: no verl tag
     assert tb.tag("reward") == "critic/score/mean" and tb.tag("pg_loss") == "actor/pg_loss"
     assert tb.tag("val_accuracy", 2, sources) == "val-core/s-depth2/acc/mean@1"
+    assert tb.tag("val_accuracy", 2, sources, samples=4) == "val-core/s-depth2/acc/mean@4"  # verl's, at val_n 4
     assert tb.tag("val_accuracy", 3, sources) == "fgx/val_accuracy/level3"
     assert tb.tag("val_accuracy") == "fgx/val_accuracy" and tb.tag("filtered_group_share") == "fgx/filtered_group_share"
 
@@ -56,11 +57,11 @@ def test_rl_writes_event_files_with_the_metrics_parquets_values(base_dir):
     got = {(step, t): v for step, t, v in _scalars(path)}
     m = pd.read_parquet(base_dir / "metrics.parquet")
     sources = {1: "toy-depth1", 2: "toy-depth2"}
-    want = {(int(r.step), tb.tag(r.metric, int(r.level), sources)): np.float32(r.value) for r in m.itertuples()}
+    want = {(int(r.step), tb.tag(r.metric, int(r.level), sources, 2)): np.float32(r.value) for r in m.itertuples()}
     assert got.keys() == want.keys() and len(got) == len(m)
     assert all(got[k] == want[k] for k in want)
-    for step in (0, 3, 6):
-        assert got[(step, "val-core/toy-depth1/acc/mean@1")] == np.float32(
+    for step in (0, 3, 6):  # two samples per prompt (the toy's rl.val_n): verl's tag for them
+        assert got[(step, "val-core/toy-depth1/acc/mean@2")] == np.float32(
             m.query("metric == 'val_accuracy' and level == 1 and step == @step")["value"].item())
     reward = m[m.metric == "reward"].sort_values("step")
     assert [got[(s, "critic/score/mean")] for s in reward.step] == reward["value"].astype(np.float32).tolist()
@@ -89,7 +90,7 @@ def test_a_resumed_run_logs_each_step_once_as_tensorboard_shows_it(base_dir):
     ea.Reload()
     # the killed attempt's step 3 is purged (SessionLog.START at step 3): one point per step and tag
     for (metric, level), g in m.groupby(["metric", "level"]):
-        shown = [(e.step, e.value) for e in ea.Scalars(tb.tag(metric, level, sources))]
+        shown = [(e.step, e.value) for e in ea.Scalars(tb.tag(metric, level, sources, 2))]
         assert [s for s, _ in shown] == g["step"].tolist()
         if not metric.endswith("time_s"):
             assert [v for _, v in shown] == g["value"].astype(np.float32).tolist()

@@ -155,17 +155,48 @@ def test_reinforce_with_a_kl_to_the_starting_model(base_dir):
     assert m[m.metric == "reward"]["value"].min() < 0
 
 
+def test_validation_samples_val_n_answers_per_prompt_and_never_moves_the_training(base_dir):
+    """Held-out accuracy per prompt (the validation table): ``val_n`` samples of every validation prompt at
+    step 0, every ``eval_every`` steps and the last step, whose level means are the metrics' val_accuracy.
+    Validation draws from a seed of its own: how often it runs, how many samples and at what temperature
+    change no trained weight and no training metric."""
+    eng = get_engine("torch")
+    args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
+    runs = {"greedy": rl_settings(steps=4, eval_every=4, val_n=1, val_temperature=0.0),
+            "sampled": rl_settings(steps=4, eval_every=1, val_n=3, val_temperature=1.0)}
+    for name, s in runs.items():
+        eng.rl(*args, base_dir / name, base_dir / f"{name}.parquet", base_dir / f"w_{name}", s,
+               validation_path=base_dir / f"{name}_val.parquet", score_fn=toy_score)
+    assert _same_weights(base_dir / "greedy", base_dir / "sampled")
+    m = {name: pd.read_parquet(base_dir / f"{name}.parquet") for name in runs}
+    training = [x[~x.metric.str.startswith("val_") & ~x.metric.str.endswith("time_s")].reset_index(drop=True)
+                for x in m.values()]
+    pd.testing.assert_frame_equal(*training)
+    val = pd.read_parquet(base_dir / "sampled_val.parquet")
+    n_val = len(pd.read_parquet(base_dir / "train.parquet"))
+    assert list(val.columns) == ["step", "level", "prompt_row", "n_samples", "n_correct"]
+    assert val.groupby("step")["prompt_row"].apply(list).to_dict() == {s: list(range(n_val)) for s in range(5)}
+    assert (val["n_samples"] == 3).all() and val["n_correct"].between(0, 3).all()
+    assert set(pd.read_parquet(base_dir / "greedy_val.parquet")["step"]) == {0, 4}
+    means = val.assign(acc=val.n_correct / val.n_samples).groupby(["step", "level"])["acc"].mean()
+    logged = m["sampled"].query("metric == 'val_accuracy' and level >= 1").set_index(["step", "level"])["value"]
+    assert means.to_dict() == pytest.approx(logged.to_dict())
+
+
 def _rl_full_and_stopped(base_dir, work):
     """A 4-step RL run to its end (``full``) and the same run stopped after step 3 (``part``, its
     checkpoints in ``work``); returns the call that reruns the stopped one."""
     eng = get_engine("torch")
     s = rl_settings(steps=4, save_every=2, eval_every=2)
     args = (base_dir / "base", base_dir / "train.parquet", base_dir / "train.parquet")
-    eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s, score_fn=toy_score)
+    eng.rl(*args, base_dir / "full", base_dir / "full.parquet", base_dir / "w_full", s,
+           validation_path=base_dir / "full_val.parquet", score_fn=toy_score)
     with pytest.raises(KeyboardInterrupt):
-        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s, score_fn=toy_score, stop_after=3)
-    assert not (base_dir / "part.parquet").exists()
-    return lambda: eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s, score_fn=toy_score)
+        eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s,
+               validation_path=base_dir / "part_val.parquet", score_fn=toy_score, stop_after=3)
+    assert not (base_dir / "part.parquet").exists() and not (base_dir / "part_val.parquet").exists()
+    return lambda: eng.rl(*args, base_dir / "part", base_dir / "part.parquet", work, s,
+                          validation_path=base_dir / "part_val.parquet", score_fn=toy_score)
 
 
 def test_rl_resume_reaches_same_result(base_dir):
@@ -177,6 +208,9 @@ def test_rl_resume_reaches_same_result(base_dir):
     pd.testing.assert_frame_equal(fa.drop(columns="value"), fb.drop(columns="value"))
     sel = ~fa.metric.str.endswith("time_s")
     assert fa[sel]["value"].tolist() == fb[sel]["value"].tolist()
+    # the validation rows of the steps before the checkpoint come back with it
+    pd.testing.assert_frame_equal(pd.read_parquet(base_dir / "full_val.parquet"),
+                                  pd.read_parquet(base_dir / "part_val.parquet"))
 
 
 def test_rl_rerun_with_changed_settings_starts_clean(base_dir, tok):

@@ -364,7 +364,7 @@ def _rows(n=5):
         "data_source": [f"codeio-forward-incomplete-depth{1 + i % 2}" for i in range(n)],
         "prompt": [[{"role": "user", "content": f"q{i}"}] for i in range(n)],
         "ability": ["reasoning"] * n,
-        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"ref_output": "x"})}] * n,
+        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"ref_output": f"x{i}"})} for i in range(n)],
         "extra_info": [{"depth": 1 + i % 2, "index": i, "split": "test"} for i in range(n)],
     })
 
@@ -429,6 +429,16 @@ def _fake_verl(tmp_path, steps=4):
                     "training/filter_groups/evicted_samples": 12, "training/filter_groups/num_gen_batches": 2,
                     "training/filter_groups/num_groups_trained": 16, "timing_s/step": 3.0,
                     "perf/throughput": 50.0, "train/loss": 1.0 / s, "train/grad_norm": 2.0, "train/lr": 1e-5}}) + "\n")
+        dumps = ov.get("trainer.validation_data_dir")
+        if dumps not in (None, "null"):  # verl's validation dumps: one line per sample, val_kwargs.n per prompt
+            val = pd.read_parquet(ov["data.val_files"].strip("[]'"))
+            n = int(ov["actor_rollout_ref.rollout.val_kwargs.n"])
+            Path(dumps).mkdir(parents=True, exist_ok=True)
+            for s in (0, steps):
+                lines = [json.dumps({"input": "q", "output": "a", "gts": rm["ground_truth"], "score": 1.0,
+                                     "step": s, "acc": float(j < i % (n + 1) or s > 0)})
+                         for i, rm in enumerate(val["reward_model"]) for j in range(n)]
+                (Path(dumps) / f"{s}.jsonl").write_text("\n".join(lines) + "\n")
         (ckpt / f"global_step_{steps}" / "actor").mkdir(parents=True, exist_ok=True)
         (ckpt / "latest_checkpointed_iteration.txt").write_text(str(steps))
 
@@ -451,8 +461,10 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     settings = {**settings, "steps": 4}  # the fake trainer's steps
     engine = E.VerlEngine(runner=run)
     out, metrics, work = Path("models/rl_level1"), Path("rl/metrics.parquet"), Path("rl/work")
-    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work, settings)
+    engine.rl(init, tmp_path / "train.parquet", tmp_path / "val.parquet", out, metrics, work, settings,
+              validation_path=Path("rl/validation.parquet"))
     ppo = seen[0]
+    assert f"trainer.validation_data_dir={(tmp_path / work / 'validation').resolve()}" in ppo
     assert ppo[1:3] == ["-m", C.PPO_MODULE] and "trainer.n_gpus_per_node=2" in ppo and "trainer.nnodes=1" in ppo
     assert seen[1][1:3] == ["-m", C.MERGE_MODULE] and seen[1][seen[1].index("--local_dir") + 1].endswith(
         "global_step_4/actor")
@@ -467,6 +479,13 @@ def test_rl_writes_metrics_and_a_merged_model_and_resumes(tmp_path, monkeypatch)
     assert m[m.metric == "step_time_s"]["value"].tolist() == [3.0] * 4  # verl's timing_s/step, torch's name
     assert m[m.metric == "pg_loss"]["value"].tolist() == [-0.01] * 4
     assert "verl:perf/throughput" in set(m.metric)  # a metric only verl logs keeps its tag
+    # the validation table from verl's dumps: val_kwargs.n samples per prompt, matched by the ground truth
+    n = settings["val_n"]
+    v = pd.read_parquet("rl/validation.parquet")
+    assert list(v.columns) == ["step", "level", "prompt_row", "n_samples", "n_correct"]
+    assert v["step"].tolist() == [0] * 5 + [4] * 5 and v["prompt_row"].tolist() == list(range(5)) * 2
+    assert v["level"].tolist() == [1, 2, 1, 2, 1] * 2 and (v["n_samples"] == n).all()
+    assert v["n_correct"].tolist() == [min(i % (n + 1), n) for i in range(5)] + [n] * 5
     for name in ("model.safetensors", "generation_config.json", "tokenizer.json", "resolved_config.json"):
         assert (out / name).exists(), name
     assert json.loads((out / "resolved_config.json").read_text())["engine"] == "verl"
@@ -573,9 +592,11 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
         assert E.fingerprint(changed, model="/m", world_size=8) == base, key
     assert E.fingerprint(settings, model="/m", world_size=16) != base
     assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, model="/m", world_size=8) != base
-    for key, value in {"val_temperature": 0.6, "max_prompt_length": 512, "val_n": 4}.items():
+    for key, value in {"filter_groups_metric": "score", "max_prompt_length": 512}.items():
         changed = {**settings, "verl": {**settings["verl"], key: value}}
         assert E.fingerprint(changed, model="/m", world_size=8) != base, key
+    for key, value in {"val_temperature": 0.6, "val_n": 3}.items():  # validation sampling: rl: keys
+        assert E.fingerprint({**settings, key: value}, model="/m", world_size=8) != base, key
     assert len(machine) == 8
 
 
@@ -674,3 +695,28 @@ def test_sft_on_no_examples_returns_the_starting_model_as_the_torch_engine_does(
     E.VerlEngine(runner=run).sft(init, tmp_path / "rft.parquet", out, tmp_path / "work", settings)
     assert seen == [] and (out / "model.safetensors").read_bytes() == b"weights"
     assert json.loads((out / "resolved_config.json").read_text())["engine"] == "verl"
+
+
+def test_validation_dumps_become_the_torch_engines_validation_table(tmp_path):
+    """verl's validation dumps (one line per sample) read back per step and prompt by the ground truth; a
+    torn line is skipped, a sample of a prompt the validation file does not hold is refused, and so is a
+    validation file with two rows of one ground truth (before any training)."""
+    from fgx.engines import validation
+    from fgx.io import InputError
+
+    rows = _rows(3)
+    truths = validation.ground_truths(rows, "val.parquet")
+    dumps = tmp_path / "validation"
+    dumps.mkdir()
+    line = lambda i, acc: json.dumps({"gts": truths[i], "acc": acc, "score": acc})  # noqa: E731
+    (dumps / "0.jsonl").write_text("\n".join([line(0, 1.0), line(0, 0.0), line(2, 1.0), line(2, 1.0)]) + "\n")
+    (dumps / "10.jsonl").write_text("\n".join([line(1, 1.0), line(1, 0.0), '{"gts": "torn']))
+    (dumps / "not-a-step.jsonl").write_text("ignored\n")
+    table = validation.from_verl_dumps(dumps, truths, [1, 2, 1])
+    assert table.values.tolist() == [[0, 1, 0, 2, 1], [0, 1, 2, 2, 2], [10, 2, 1, 2, 1]]
+    (dumps / "20.jsonl").write_text(json.dumps({"gts": "another file", "acc": 1.0}) + "\n")
+    with pytest.raises(ValueError, match="no row of the validation file"):
+        validation.from_verl_dumps(dumps, truths, [1, 2, 1])
+    twice = pd.concat([rows, rows.head(1)], ignore_index=True)
+    with pytest.raises(InputError, match="val.parquet: rows 0 and 3 have the same reward_model.ground_truth"):
+        validation.ground_truths(twice, "val.parquet")

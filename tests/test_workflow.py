@@ -34,7 +34,14 @@ def test_split_specs_follow_the_paper(config):
     lo, hi = config["data"]["test_levels"]
     assert (test["split"], test["min_level"], test["max_level"]) == ("test", lo, hi)
     assert test["num"] == config["data"]["test_per_level"] * (hi - lo + 1)
-    assert splits.string_split_spec(config, "val")["seed"] != test["seed"]
+    val = splits.string_split_spec(config, "val")
+    assert val["seed"] != test["seed"] and (val["min_level"], val["max_level"]) == (lo, hi)
+    # the validation set: its own count per level (more where a level's prompts spread the most)
+    counts = config["data"]["val_per_level"]
+    assert val["num"] == sum(counts) and len(counts) == hi - lo + 1
+    assert "--level-shares " + " ".join(map(str, counts)) in splits.generate_args(config, "val")
+    even = {**config, "data": {**config["data"], "val_per_level": [16] * len(counts)}}
+    assert "--level-shares" not in splits.generate_args(even, "val")  # the even split: the former command
     with pytest.raises(ValueError, match="unknown string-task split"):
         splits.string_split_spec(config, "level9")
 
@@ -213,8 +220,8 @@ def test_dry_run_with_an_experiment_overlay(overlay):
 
 def test_findings_read_the_tables_of_the_figures_planned(config):
     assert targets.findings_inputs(config) == [f"figures/{n}.csv" for n in
-                                          ("passk_level_curve", "rft_vs_rl", "model_contrasts", "countdown_transfer",
-                                           "function_transfer")]
+                                          ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts",
+                                           "countdown_transfer", "function_transfer")]
     config["countdown"]["enabled"] = False
     assert "figures/countdown_transfer.csv" not in targets.findings_inputs(config)
     config["data"]["test_train_funcs_per_level"] = 0

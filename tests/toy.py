@@ -61,7 +61,8 @@ def rl_settings(**kw) -> dict:
     """Job settings of a toy RL run (config ``rl`` keys plus the runtime keys)."""
     s = dict(RUNTIME, algorithm="grpo", reward="acc", steps=10, batch_size=8, group_size=8, lr=2e-2, kl_coef=0.0,
              entropy_coef=0.0, loss_agg_mode="token-mean", dynamic_sampling=True, max_generation_batches=10,
-             temperature=1.0, max_new_tokens=2, overlong_buffer=0, eval_every=5, save_every=5)
+             temperature=1.0, max_new_tokens=2, overlong_buffer=0, eval_every=5, save_every=5, val_n=2,
+             val_temperature=1.0)
     s.update(kw)
     return s
 

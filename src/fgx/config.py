@@ -63,6 +63,11 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"key 'data.pretrain_prior_level_shares': got {len(shares)} shares {shares} for depths "
                         f"{prior_levels[0]}..{prior_levels[1]} (data.pretrain_prior_levels); give one per depth, "
                         f"{depths} in all, or null for an even split")
+    val, test_levels = data.get("val_per_level"), data.get("test_levels")
+    if isinstance(val, list) and _is_range(test_levels) and len(val) != test_levels[1] - test_levels[0] + 1:
+        problems.append(f"key 'data.val_per_level': got {len(val)} counts {val} for levels {test_levels[0]}.."
+                        f"{test_levels[1]} (data.test_levels); give one per level, "
+                        f"{test_levels[1] - test_levels[0] + 1} in all")
     many = _mapping(_mapping(config, "evaluate"), "many_samples")
     test_levels, many_levels = data.get("test_levels"), many.get("levels")
     if _is_range(test_levels) and _is_range(many_levels) and not (

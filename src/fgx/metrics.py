@@ -146,3 +146,34 @@ def level_contrast(a: pd.DataFrame, b: pd.DataFrame, ks: Iterable[int], *, resam
                          "p_a_better": p_better, "n_prompts": int(mask.sum())})
     return pd.DataFrame(rows, columns=["level", "k", "a", "b", "diff", "ci_low", "ci_high", "p_a_better",
                                        "n_prompts"])
+
+
+def validation_curve(table: pd.DataFrame, *, resamples: int = 1000, ci: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Held-out accuracy per step and level during RL, from a validation table (one row per step and prompt:
+    ``step``, ``level``, ``prompt_row``, ``n_samples``, ``n_correct``; fgx.engines.validation).
+
+    A point is the mean over a level's prompts of each prompt's share of correct samples (pass@1), with a
+    percentile bootstrap interval over prompts (a prompt's samples are not independent draws of the
+    level's accuracy); ``change`` is the point minus the level's point at the first step, with a paired
+    bootstrap interval over the prompts both steps hold (the same prompts at every step: their spread in
+    difficulty cancels). Long format: step, level, accuracy, ci_low, ci_high, change, change_ci_low,
+    change_ci_high, n_prompts, n_samples (the fewest samples of any prompt).
+    """
+    rng = np.random.default_rng(seed)
+    cols = ["step", "level", "accuracy", "ci_low", "ci_high", "change", "change_ci_low", "change_ci_high",
+            "n_prompts", "n_samples"]
+    rows = []
+    acc = table.assign(acc=table["n_correct"] / table["n_samples"])
+    for level, by_level in acc.groupby("level", sort=True):
+        per_step = {int(step): g.set_index("prompt_row")["acc"] for step, g in by_level.groupby("step", sort=True)}
+        first = per_step[min(per_step)]
+        for step, p in per_step.items():
+            lo, hi = bootstrap_mean_ci(p.to_numpy(), resamples=resamples, ci=ci, rng=rng)
+            both = p.index.intersection(first.index)
+            d_lo, d_hi, _ = paired_bootstrap_diff_ci(p[both].to_numpy(), first[both].to_numpy(), resamples=resamples,
+                                                     ci=ci, rng=rng)
+            n_samples = by_level.loc[by_level["step"] == step, "n_samples"]
+            rows.append({"step": step, "level": int(level), "accuracy": float(p.mean()), "ci_low": lo, "ci_high": hi,
+                         "change": float(p[both].mean() - first[both].mean()), "change_ci_low": d_lo,
+                         "change_ci_high": d_hi, "n_prompts": len(p), "n_samples": int(n_samples.min())})
+    return pd.DataFrame(rows, columns=cols)

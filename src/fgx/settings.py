@@ -179,7 +179,8 @@ class Data:
     stage2_train_problems: int = knob("problems per Stage-2 train split (level1, level2, level1to2), train "
                                       "functions only", ge=1)
     test_per_level: int = knob("held-out test prompts per level (eval functions)", ge=1)
-    val_per_level: int = knob("held-out prompts per level logged during RL", ge=1)
+    val_per_level: list[int] = knob("held-out prompts of each level of test_levels that RL validates on (one count per "
+                                    "level, in order)", each={"ge": 1}, min_items=1)
     test_levels: list[int] = levels("[min, max] depth of the test and validation sets")
     test_train_funcs_per_level: int = knob("a second test set: new compositions of the train functions (0: none)",
                                            ge=0)
@@ -314,7 +315,10 @@ class RL(_Section):
     temperature: float = knob("sampling temperature", gt=0, le=10)
     max_new_tokens: int = knob("response tokens at most", ge=1)
     overlong_buffer: int = knob("DAPO overlong penalty over the last N tokens, N below max_new_tokens (0: off)", ge=0)
-    eval_every: int = knob("steps between held-out evaluations (metrics.parquet)", ge=1)
+    eval_every: int = knob("steps between held-out validations (and the last step)", ge=1)
+    val_n: int = knob("samples per validation prompt: a point is their mean, pass@1", ge=1)
+    val_temperature: float = knob("their temperature (0: greedy); evaluate.temperature's makes a point the test "
+                                  "set's pass@1", ge=0, le=10)
     save_every: int = knob("steps between resumable checkpoints (results/rl/<run>/work/)", ge=1)
 
     @property
@@ -481,8 +485,6 @@ class Verl:
     filter_groups_metric: str = knob("dynamic sampling's group metric: reward = score + overlong penalty "
                                      "(upstream's seq_reward)", min_length=1)
     overlong_penalty_factor: float = knob("DAPO overlong penalty at the last token", ge=0)
-    val_temperature: float = knob("held-out accuracy during RL: sampling temperature (0: greedy)", ge=0)
-    val_n: int = knob("held-out accuracy during RL: samples per prompt", ge=1)
     log_val_generations: int = knob("validation responses verl logs at each validation (console, tensorboard)",
                                     ge=0, machine=True)
     max_actor_ckpt_to_keep: int = knob("resumable RL checkpoints kept (an 8B FSDP one is ~100 GB)", ge=1,

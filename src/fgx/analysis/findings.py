@@ -1,8 +1,8 @@
 """The paper's findings, checked against one or more runs' figure tables.
 
 Reads the CSVs the `figure` rule writes (``figures/passk_level_curve.csv``, ``model_contrasts.csv``,
-``rft_vs_rl.csv``, ``countdown_transfer.csv``, ``function_transfer.csv``; a missing file or model leaves its
-findings "not run") and prints Markdown tables: pass@1 per model and level, each of the
+``rft_vs_rl.csv``, ``countdown_transfer.csv``, ``function_transfer.csv``, ``rl_level_accuracy.csv``; a missing
+file or model leaves its findings "not run") and prints Markdown tables: pass@1 per model and level, each of the
 paper's findings beside the paper's number, with what each run measured and a verdict computed by a
 fixed rule (not by eye), and (where a run has ``function_transfer.csv``) each contrast on the held-out
 functions beside the same contrast on new compositions of the train functions, with no verdict: a
@@ -15,6 +15,11 @@ diagnostic of how much of an RL gain is learnt per function. Verdicts:
 - *partly*: the paper's direction, resolved (paired interval clear of zero) but smaller, or holding
   at some levels and not at others;
 - *no*: not in the paper's direction, or not resolved.
+
+The curves of Fig. 2 (held-out accuracy during RL, ``rl_level_accuracy.csv``) are read the same way: under RL
+on Level 2, Level 2 and Level 3 rise from step 0 to the last step by at least ``FIG2_RISE`` (holds; the paired
+interval of the change above zero but the rise smaller: partly), and under RL on Level 1 every point at
+Levels ≥ 3 lies inside the band of its level's step-0 point (holds).
 
 Differences are paired (both models on the same test prompts; ``figures/model_contrasts.csv``), in
 points of pass@1. Several runs (seeds) side by side::
@@ -41,6 +46,7 @@ from fgx.plan.models import RFT_ITER
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
 HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 points, a third of the paper's ~15
+FIG2_RISE = {2: 0.20, 3: 0.15}  # "holds" in Fig. 2: RL on Level 2 lifts held-out Level 2 (3) by >= 20 (15) points
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
                 "rl_level1to2": "RL Level 1+2"}
 
@@ -297,7 +303,50 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     else:
         add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", "not run",
             "not run")
+    out += curve_rows(tables)
     return out
+
+
+FIG2_RISE_FINDING = "Fig. 2: RL on Level 2, held-out Level {level} from step 0 to the last step (holds at ≥ +{pts})"
+FIG2_FLAT_FINDING = "Fig. 2: RL on Level 1, held-out Levels ≥ 3 inside their step-0 band at every step"
+
+
+def curve_rows(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
+    """Fig. 2's rows of :func:`check`: the RL curves' change from step 0 (``rl_level_accuracy.csv``, with its
+    bands: an older table without them is "not run")."""
+    curves = tables.get("rl_level_accuracy")
+    banded = curves is not None and {"ci_low", "change", "change_ci_low"} <= set(curves.columns)
+    rows = []
+    for level, rise in FIG2_RISE.items():
+        name = FIG2_RISE_FINDING.format(level=level, pts=round(100 * rise))
+        paper = paper_lead("rl_level2", 3) if level == 3 else "rises"
+        c = curves[(curves["model"] == "rl_level2") & (curves["level"] == level)] if banded else pd.DataFrame()
+        if c.empty:
+            rows.append({"finding": name, "paper": paper, "measured": "not run", "verdict": "not run"})
+            continue
+        first, last = c.loc[c["step"].idxmin()], c.loc[c["step"].idxmax()]
+        text = (f"{_pts(last['change'])} {_ci(last['change_ci_low'], last['change_ci_high'])} "
+                f"({100 * first['accuracy']:.1f} → {100 * last['accuracy']:.1f} % at step {int(last['step'])}, "
+                f"{int(last['n_prompts'])} prompts × {int(last['n_samples'])} samples)")
+        resolved = last["change_ci_low"] > 0
+        verdict = "holds" if resolved and last["change"] >= rise else ("partly" if resolved else "no")
+        rows.append({"finding": name, "paper": paper, "measured": text, "verdict": verdict})
+    c = curves[(curves["model"] == "rl_level1") & (curves["level"] >= 3)] if banded else pd.DataFrame()
+    if c.empty:
+        rows.append({"finding": FIG2_FLAT_FINDING, "paper": "flat", "measured": "not run", "verdict": "not run"})
+        return rows
+    parts, inside = [], 0
+    for level, g in c.groupby("level"):
+        start = g.loc[g["step"].idxmin()]
+        off = g[(g["accuracy"] < start["ci_low"]) | (g["accuracy"] > start["ci_high"])]
+        inside += off.empty
+        worst = g.loc[(g["accuracy"] - start["accuracy"]).abs().idxmax()]
+        parts.append(f"L{level} {_pts(worst['accuracy'] - start['accuracy'])} at most"
+                     + (f", outside at step {', '.join(map(str, off['step'].astype(int)))}" if len(off) else ""))
+    levels = c["level"].nunique()
+    rows.append({"finding": FIG2_FLAT_FINDING, "paper": "flat", "measured": "; ".join(parts),
+                 "verdict": "holds" if inside == levels else ("partly" if inside else "no")})
+    return rows
 
 
 def _model_name(model: str) -> str:

@@ -43,7 +43,8 @@ def setup():
 
 
 def level_grid(levels):
-    """One panel per level, up to four per row; returns (fig, {level: ax})."""
+    """One panel per level, up to four per row, each with its own x tick labels (a panel of the top row
+    may have none below it); returns (fig, {level: ax})."""
     import matplotlib.pyplot as plt
 
     setup()
@@ -52,6 +53,8 @@ def level_grid(levels):
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.7 * nrows), squeeze=False, sharex=True)
     for ax in list(axes.flat)[len(levels):]:
         ax.set_visible(False)
+    for ax in list(axes.flat)[:len(levels)]:
+        ax.tick_params(axis="x", labelbottom=True)
     return fig, dict(zip(levels, axes.flat))
 
 

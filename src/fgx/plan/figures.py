@@ -14,7 +14,8 @@ FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contras
            "training_dynamics", "countdown_transfer", "function_transfer")
 FIGURE_WILDCARD = "|".join(FIGURES)
 # the figure tables fgx.analysis.findings checks the paper's findings against
-FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer")
+FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer",
+                   "rl_level_accuracy")
 
 # the pass@k table's two prompt sets (its "prompts" column): the whole test set, and the few prompts
 # per level sampled many times (evaluate.many_samples)

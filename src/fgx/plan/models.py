@@ -70,6 +70,10 @@ def rl_metrics(run: str = WILDCARD_RUN, lineage: str = "string") -> str:
     return paths.fill(paths.RL_METRICS, rl_dir=rl_dir(run, lineage))
 
 
+def rl_validation(run: str = WILDCARD_RUN, lineage: str = "string") -> str:
+    return paths.fill(paths.RL_VALIDATION, rl_dir=rl_dir(run, lineage))
+
+
 def rl_work(run: str = WILDCARD_RUN, lineage: str = "string") -> str:
     return paths.fill(paths.RL_WORK, rl_dir=rl_dir(run, lineage))
 

@@ -28,6 +28,7 @@ EVAL = "results/eval/{model}/{split}.parquet"
 METRICS = "results/metrics/{model}/{split}.parquet"
 # RL: one directory per run, named by models.rl_dir
 RL_METRICS = "results/rl/{rl_dir}/metrics.parquet"
+RL_VALIDATION = "results/rl/{rl_dir}/validation.parquet"
 RL_WORK = "results/rl/{rl_dir}/work"
 # figures and analyses
 FIGURE_PDF = "figures/{figure}.pdf"

@@ -77,7 +77,9 @@ STRING_SPLITS: dict[str, StringSplit] = {
                           role="train"),
     "test": StringSplit(lambda d: dict(stage=2, split="test", **_levels(d, "test_levels", "test_per_level")),
                         role="eval", partition="test"),
-    "val": StringSplit(lambda d: dict(stage=2, split="test", **_levels(d, "test_levels", "val_per_level")),
+    "val": StringSplit(lambda d: dict(stage=2, split="test", min_level=d["test_levels"][0],
+                                      max_level=d["test_levels"][1], num=sum(d["val_per_level"]),
+                                      level_shares=d["val_per_level"]),
                        role="eval", partition="val"),
     TEST_TRAIN_FUNCS: StringSplit(
         lambda d: dict(stage=2, split="train", **_levels(d, "test_train_funcs_levels", "test_train_funcs_per_level")),

@@ -1,7 +1,7 @@
 """RL of the torch engine: the algorithm ``rl.algorithm`` names (:mod:`fgx.algos.rl`) with outcome
 reward and dynamic sampling (:mod:`fgx.algos.objective`), held-out accuracy per level every
-``eval_every`` steps, and resumable checkpoints every ``save_every`` steps in a work directory
-outside the output.
+``eval_every`` steps (``val_n`` samples per prompt at ``val_temperature``: :mod:`fgx.engines.validation`),
+and resumable checkpoints every ``save_every`` steps in a work directory outside the output.
 
 One step is three functions: :func:`rollout` samples groups until the batch is full (dynamic
 sampling drops groups whose rewards are all equal), :func:`build_batch` turns the kept groups into
@@ -23,6 +23,7 @@ import torch
 from fgx.algos import objective
 from fgx.algos import rl as algorithms
 from fgx.algos.optimizer import GRAD_CLIP, RL_BETAS, RL_WEIGHT_DECAY
+from fgx.engines import validation
 from fgx.engines.prompts import encode_prompts, prompt_texts
 from fgx.engines.torch import tensorboard
 from fgx.engines.torch.batches import forward_logprobs, loss_mask, pad_right
@@ -31,6 +32,7 @@ from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolv
 from fgx.engines.torch.optim import adamw, constant
 from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import check_replaceable_dir, read_rows, run_fingerprint, write_json, write_parquet
+from fgx.plan.seeds import derive_seed
 from fgx.progress import Bar
 from fgx.settings import RL, Runtime
 from fgx.tasks import compute_score, reward, score_rows
@@ -61,6 +63,7 @@ def effective_settings(s: RL) -> dict:
         "max_generation_batches": s.max_generation_batches if s.dynamic_sampling else None,
         "temperature": float(s.temperature), "top_p": 1.0, "max_new_tokens": s.max_new_tokens,
         "eval_every": s.eval_every, "save_every": s.save_every,
+        "val_n": s.val_n, "val_temperature": float(s.val_temperature),
     }
 
 
@@ -240,20 +243,27 @@ def update(model, ref, opt, batch: Batch, s: RL, pad: int, device, graphed=None)
 
 def validate(model, tok, rows: pd.DataFrame, prompts, s: RL, seed: int, score_fn,
              slots: int = SAMPLER_BATCH) -> pd.DataFrame:
-    """Greedy accuracy and response length per held-out prompt."""
-    comps = generate_ids(model, tok, prompts, n=1, temperature=0.0, max_new_tokens=s.max_new_tokens, seed=seed,
-                         batch_size=slots, desc="validation")
+    """Per held-out prompt: its level, the correct flags of its ``val_n`` samples at ``val_temperature``
+    (``correct``), their mean (``accuracy``) and their mean response length. ``seed`` is the validation's
+    own: the training's sampling never draws from it."""
+    n = s.val_n
+    comps = generate_ids(model, tok, prompts, n=n, temperature=s.val_temperature, max_new_tokens=s.max_new_tokens,
+                         seed=seed, batch_size=slots, desc="validation")
     texts = decode_completions(tok, comps)
-    _, correct = score_rows(rows, [[t] for t in texts], "validation", score_fn)
-    return pd.DataFrame({"level": row_levels(rows), "accuracy": [float(np.mean(c)) for c in correct],
-                         "length": [float(len(c.token_ids)) for c in comps]})
+    _, correct = score_rows(rows, [texts[i * n:(i + 1) * n] for i in range(len(rows))], "validation", score_fn)
+    return pd.DataFrame({"level": row_levels(rows), "correct": correct,
+                         "accuracy": [float(np.mean(c)) for c in correct],
+                         "length": [float(np.mean([len(c.token_ids) for c in comps[i * n:(i + 1) * n]]))
+                                    for i in range(len(rows))]})
 
 
 def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping[str, Any], *,
-       score_fn=compute_score, stop_after: int | None = None) -> dict:
+       validation_path=None, score_fn=compute_score, stop_after: int | None = None) -> dict:
     """RL from ``model_dir`` on the prompts of ``train_path``. Writes the final HF directory
-    ``out_dir`` (with ``resolved_config.json``) and the long-format metrics parquet (step, metric,
-    level, value) ``metrics_path``; resumes from the newest checkpoint in ``work_dir``. Each step's
+    ``out_dir`` (with ``resolved_config.json``), the long-format metrics parquet (step, metric,
+    level, value) ``metrics_path`` and (given ``validation_path``) the held-out samples' correct counts
+    per step and prompt there (:mod:`fgx.engines.validation`); resumes from the newest checkpoint in
+    ``work_dir``. Each step's
     metrics also go to TensorBoard event files in ``work_dir/tensorboard`` as they are produced
     (:mod:`fgx.engines.torch.tensorboard`).
     ``stop_after``: stop (KeyboardInterrupt) after this many steps of this call, for tests of resuming."""
@@ -289,6 +299,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     ckpt = Checkpointer(work_dir, fingerprint, others=files)
     stream = PromptStream(len(train), rt.seed)
     metrics: list[dict] = []
+    val_rows: list[dict] = []  # the validation table's rows (fgx.engines.validation)
     step = 0
     last = ckpt.latest()
     if last is not None and int(last.name.split("_")[-1]) > s.steps:
@@ -297,7 +308,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
         ckpt, last = Checkpointer(work_dir, fingerprint, others=files), None
     if last is not None:
         st = ckpt.restore(last, model, opt, sched)
-        step, metrics = st["step"], st["metrics"]
+        step, metrics, val_rows = st["step"], st["metrics"], st["validation"]
         stream = PromptStream(len(train), rt.seed, **st["stream"])
         print(f"rl: resumed from {last} at step {step}/{s.steps}", flush=True)
     # rows restored from the checkpoint (steps <= step) were logged by an earlier attempt: a resumed
@@ -308,16 +319,21 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
 
     def log_tb():
         nonlocal tb_done
-        tensorboard.write_rows(tb, metrics[tb_done:], tb_sources)
+        tensorboard.write_rows(tb, metrics[tb_done:], tb_sources, s.val_n)
         tb_done = len(metrics)
 
     def add(step_, metric, value, level=-1):
         metrics.append({"step": int(step_), "metric": metric, "level": int(level), "value": float(value)})
 
+    # one seed for every validation, of its own: the same prompts meet the same random draws at every step
+    # (a change between steps is the policy's, less the sampling's), and the training's stream is untouched
+    val_seed = derive_seed(rt.seed, "validation")
+
     def run_val(step_):
         if len(val) == 0:
             return None
-        ev = validate(model, tok, val, val_prompts, s, rt.seed + 7919 * step_, score_fn, slots)
+        ev = validate(model, tok, val, val_prompts, s, val_seed, score_fn, slots)
+        val_rows.extend(validation.rows_of_step(step_, ev["level"], ev["correct"]))
         for level, g in ev.groupby("level"):
             add(step_, "val_accuracy", g["accuracy"].mean(), level)
             add(step_, "val_response_length", g["length"].mean(), level)
@@ -362,7 +378,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
                    **({"val": float(vacc)} if vacc is not None else {}))
         if step % s.save_every == 0 and step < s.steps:
             ckpt.save(step, model, tok, {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step,
-                                         "metrics": metrics, "stream": stream.state()})
+                                         "metrics": metrics, "validation": val_rows, "stream": stream.state()})
         if stop_after is not None and run_steps >= stop_after and step < s.steps:
             bar.close()
             tb.close()
@@ -378,5 +394,8 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
     mdf = pd.DataFrame(metrics, columns=["step", "metric", "level", "value"])
     # the run's resolved settings travel in the parquet metadata (figures' config_hash provenance)
     write_parquet(mdf, metrics_path, settings=final)
-    return {"steps": step, "metrics": mdf}
+    vdf = validation.frame(val_rows)
+    if validation_path is not None:
+        write_parquet(vdf, validation_path, settings=final)
+    return {"steps": step, "metrics": mdf, "validation": vdf}
 

@@ -9,8 +9,8 @@ verl engine gets there through verl's own TensorBoard logger (``trainer.logger``
 
 Tags are verl's names (what verl's logger writes for the same quantity), so the curves of both
 engines share tags: :data:`fgx.engines.metric_names.VERL_TAGS`, and held-out accuracy per level as
-``val-core/<data_source>/acc/mean@1`` when the level's validation rows have one data source of their
-own (greedy, one sample: verl's ``val_n`` 1). Quantities without a verl counterpart keep fgx's metric
+``val-core/<data_source>/acc/mean@<n>`` when the level's validation rows have one data source of their
+own (``n``: ``rl.val_n``, samples per prompt). Quantities without a verl counterpart keep fgx's metric
 name under ``fgx/`` (``fgx/<metric>``, per level ``fgx/<metric>/level<L>``). verl's names rather
 than fgx's because verl writes its events itself: renaming its tags would mean a second writer on
 that side. The metrics parquet keeps fgx's names (:mod:`fgx.engines.metric_names` holds both).
@@ -54,12 +54,13 @@ def val_sources(levels: Iterable[int], sources: Iterable[str]) -> dict[int, str]
             if len(srcs) == 1 and owners[next(iter(srcs))] == 1}
 
 
-def tag(metric: str, level: int = -1, sources: Mapping[int, str] | None = None) -> str:
-    """The TensorBoard tag of one fgx metrics row (see the module docstring)."""
+def tag(metric: str, level: int = -1, sources: Mapping[int, str] | None = None, samples: int = 1) -> str:
+    """The TensorBoard tag of one fgx metrics row (see the module docstring); ``samples``: validation
+    samples per prompt."""
     if level == -1 and metric in VERL_TAGS:
         return VERL_TAGS[metric]
     if metric == "val_accuracy" and level != -1 and level in (sources or {}):
-        return f"val-core/{sources[level]}/acc/mean@1"
+        return f"val-core/{sources[level]}/acc/mean@{samples}"
     return f"fgx/{metric}" if level == -1 else f"fgx/{metric}/level{level}"
 
 
@@ -82,10 +83,11 @@ class EventWriter:
         self._writer.close()
 
 
-def write_rows(writer: EventWriter, rows: Iterable[Mapping], sources: Mapping[int, str] | None = None) -> None:
+def write_rows(writer: EventWriter, rows: Iterable[Mapping], sources: Mapping[int, str] | None = None,
+               samples: int = 1) -> None:
     """Metrics rows (step, metric, level, value) under their tags, step by step."""
     steps: dict[int, dict[str, float]] = {}
     for r in rows:
-        steps.setdefault(int(r["step"]), {})[tag(r["metric"], int(r["level"]), sources)] = float(r["value"])
+        steps.setdefault(int(r["step"]), {})[tag(r["metric"], int(r["level"]), sources, samples)] = float(r["value"])
     for step, values in steps.items():
         writer.scalars(step, values)

@@ -168,10 +168,13 @@ def cpu_sft_overrides() -> list[str]:
 def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[str] | str,
                   val_files: Sequence[str] | str, checkpoint_dir: str, experiment_name: str,
                   reward_path: str, n_gpus_per_node: int, nnodes: int = 1,
-                  ray_num_cpus: int | None = None, cpu: bool = False) -> list[str]:
+                  ray_num_cpus: int | None = None, cpu: bool = False,
+                  validation_dir: str | None = None) -> list[str]:
     """Hydra overrides of ``verl.trainer.main_ppo`` for one fgx RL run (paper Section 3.2, Stage 2): the
     objective of :mod:`fgx.algos.objective` (the torch engine's) with the advantages of the algorithm
-    ``rl.algorithm`` names, mapped onto verl's trainer by the algorithm's ``VERL_OVERRIDES``."""
+    ``rl.algorithm`` names, mapped onto verl's trainer by the algorithm's ``VERL_OVERRIDES``. Validation
+    samples ``rl.val_n`` responses per prompt at ``rl.val_temperature``, as the torch engine does, and dumps
+    them to ``validation_dir`` (``<step>.jsonl``: :func:`fgx.engines.validation.from_verl_dumps`)."""
     from fgx.algos import objective
     from fgx.algos.rl import algorithm
     from fgx.settings import RL, Runtime
@@ -233,9 +236,9 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("actor_rollout_ref.rollout.log_prob_use_dynamic_bsz", True),
         _ov("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
         _ov("actor_rollout_ref.rollout.seed", rt.seed),
-        _ov("actor_rollout_ref.rollout.val_kwargs.do_sample", float(v["val_temperature"]) > 0),
-        _ov("actor_rollout_ref.rollout.val_kwargs.temperature", float(v["val_temperature"])),
-        _ov("actor_rollout_ref.rollout.val_kwargs.n", int(v["val_n"])),
+        _ov("actor_rollout_ref.rollout.val_kwargs.do_sample", float(s.val_temperature) > 0),
+        _ov("actor_rollout_ref.rollout.val_kwargs.temperature", float(s.val_temperature)),
+        _ov("actor_rollout_ref.rollout.val_kwargs.n", int(s.val_n)),
         _ov("trainer.log_val_generations", int(v["log_val_generations"])),
         _ov("actor_rollout_ref.ref.log_prob_use_dynamic_bsz", True),
         _ov("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", int(v["log_prob_max_token_len_per_gpu"])),
@@ -276,6 +279,7 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("trainer.test_freq", int(s.eval_every)),
         _ov("trainer.save_freq", int(s.save_every)),
         _ov("trainer.val_before_train", True),
+        _ov("trainer.validation_data_dir", validation_dir),
         _ov("trainer.critic_warmup", 0),
         _ov("trainer.logger", list(v["logger"])),
         _ov("trainer.project_name", v["project_name"]),
@@ -327,7 +331,8 @@ def effective_settings(overrides: Sequence[str]) -> dict:
         "max_generation_batches": ov.get(sampler + "max_generation_batches"),
         "temperature": float(ov[rollout + "temperature"]), "top_p": float(ov[rollout + "top_p"]),
         "max_new_tokens": ov["data.max_response_length"], "eval_every": ov["trainer.test_freq"],
-        "save_every": ov["trainer.save_freq"],
+        "save_every": ov["trainer.save_freq"], "val_n": ov[rollout + "val_kwargs.n"],
+        "val_temperature": float(ov[rollout + "val_kwargs.temperature"]),
     }
 
 

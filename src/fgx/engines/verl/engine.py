@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from fgx.engines import validation
 from fgx.engines.metric_names import FGX_NAMES, VERL_SFT_TAGS, VERL_TAGS
 from fgx.engines.verl import commands as C
 from fgx.io import prepare_work_dir, run_fingerprint
@@ -528,8 +529,10 @@ class VerlEngine:
             train_log.to_parquet(Path(tmp) / "train_log.parquet", index=False)  # as the torch engine writes it
 
     # --------------------------------------------------------------------- RL
-    def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping) -> None:
-        """GRPO with verl.trainer.main_ppo; metrics parquet + merged final actor."""
+    def rl(self, model_dir, train_path, val_path, out_dir, metrics_path, work_dir, settings: Mapping, *,
+           validation_path=None) -> None:
+        """GRPO with verl.trainer.main_ppo; metrics parquet, (given ``validation_path``) the validation
+        table from verl's validation dumps (:mod:`fgx.engines.validation`) and the merged final actor."""
         import pandas as pd
 
         from fgx.io import atomic_dir, read_rows, write_parquet
@@ -537,6 +540,8 @@ class VerlEngine:
 
         out_dir = Path(out_dir)
         v = C.verl_settings(settings)
+        val = read_rows(val_path, "validation prompts", ("prompt", "reward_model"))
+        truths = validation.ground_truths(val, val_path)  # before the training: verl's dumps are read by them
         cpu = on_cpu()
         nnodes = 1 if cpu else slurm_job_nodes()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
@@ -548,7 +553,8 @@ class VerlEngine:
             settings, python=self.python, model_dir=str(model_view(model_dir, work)), cpu=cpu,
             train_files=[str(Path(train_path).resolve())], val_files=[str(Path(val_path).resolve())],
             checkpoint_dir=str(ckpt.resolve()), experiment_name=out_dir.name, reward_path=str(REWARD_PATH),
-            n_gpus_per_node=n_gpus, nnodes=nnodes, ray_num_cpus=int(cpus) if cpus and nnodes == 1 else None)
+            n_gpus_per_node=n_gpus, nnodes=nnodes, ray_num_cpus=int(cpus) if cpus and nnodes == 1 else None,
+            validation_dir=str((work / "validation").resolve()))
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
         env = job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
@@ -557,12 +563,15 @@ class VerlEngine:
         with host_lock():
             self._train(work, argv, env, steps=int(settings["steps"]), trainer="GRPO trainer")
         steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
-        val_levels = pd.Series(row_levels(read_rows(val_path, "validation prompts", ("prompt",)), val_path))
+        val_levels = pd.Series(row_levels(val, val_path))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]),
                               val_prompts=val_levels.value_counts().to_dict())
         if frame.empty:
             raise RuntimeError(f"verl logged no metrics under {work / 'logs'}")
         write_parquet(frame, metrics_path, settings=dict(settings))
+        if validation_path is not None:
+            write_parquet(validation.from_verl_dumps(work / "validation", truths, val_levels.tolist()),
+                          validation_path, settings=dict(settings))
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(latest_checkpoint(ckpt) / "actor"),
                                       target_dir=str(Path(tmp).resolve()), python=self.python), job_env(), None)
