@@ -5,7 +5,9 @@ touched or reused), then reads each job's ``results/benchmarks/`` file. Prints t
 model and cores, GPU if any), the command, one line per rule (jobs, summed job seconds, the
 longest job), the GPU's utilisation over the run where ``nvidia-smi`` is found (sampled every
 second: mean, share of samples at 0 % and at >= 90 %) and the DAG's wall time; then
-``main_job_wall_s: N`` (and ``rule_all_wall_s: N`` with ``--then-all``).
+``main_job_wall_s: N`` (and ``rule_all_wall_s: N`` with ``--then-all``), the largest job's resident
+memory (``peak_job_rss_mb``, Snakemake's max_rss) and the MB the run wrote (``disk_mb``). ``--keep``
+writes the same as ``run.json`` beside the run.
 
     python benchmarks/main_job.py                                   # figures/passk_level_curve.pdf
     python benchmarks/main_job.py --target all                      # every figure (rule all)
@@ -56,21 +58,51 @@ def machine() -> str:
     return out
 
 
-def rule_times(work: Path) -> dict[str, list[float]]:
-    """Seconds of each job, by rule, from Snakemake's benchmark files."""
-    times: dict[str, list[float]] = defaultdict(list)
+def job_records(work: Path):
+    """(rule, the last row of the job's Snakemake benchmark file) for every job that wrote one."""
     for tsv in sorted((work / "results" / "benchmarks").rglob("*.tsv")):
-        rule = tsv.relative_to(work / "results" / "benchmarks").parts[0]
         with open(tsv) as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         if rows:
-            times[rule].append(float(rows[-1]["s"]))
+            yield tsv.relative_to(work / "results" / "benchmarks").parts[0], rows[-1]
+
+
+def rule_times(work: Path) -> dict[str, list[float]]:
+    """Seconds of each job, by rule, from Snakemake's benchmark files."""
+    times: dict[str, list[float]] = defaultdict(list)
+    for rule, row in job_records(work):
+        times[rule].append(float(row["s"]))
     return times
 
 
-def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float, float | None, dict] | None:
-    """Wall seconds of ``cmd`` in ``work``, of the whole DAG after it with ``then_all``, and the target's
-    job seconds by rule (before the rest of the DAG adds its own); None on failure."""
+def peak_memory_mb(work: Path) -> dict[str, float]:
+    """The largest resident set (MB) of any job of each rule, from the benchmark files' max_rss."""
+    peaks: dict[str, float] = {}
+    for rule, row in job_records(work):
+        try:
+            rss = float(row["max_rss"])
+        except (KeyError, ValueError):  # "NA" where the job ended before it was sampled
+            continue
+        peaks[rule] = max(peaks.get(rule, 0.0), rss)
+    return peaks
+
+
+def disk_mb(work: Path) -> float:
+    """MB the run wrote under results/, figures/ and logs/."""
+    return sum(f.stat().st_size for d in ("results", "figures", "logs") for f in (work / d).rglob("*")
+               if f.is_file()) / 2**20
+
+
+def footprint(work: Path) -> dict:
+    """What the run so far needed: each rule's largest job resident set (MB) and the MB written."""
+    return {"peak_rss_mb": {rule: round(mb) for rule, mb in peak_memory_mb(work).items()},
+            "disk_mb": round(disk_mb(work))}
+
+
+def run(work: Path, cmd: list[str], target: str, then_all: bool) -> dict | None:
+    """The target's wall seconds (``wall``), its job seconds by rule (``times``) and its ``footprint``; with
+    ``then_all`` also the whole DAG's wall seconds (``all_wall``) and footprint (``all_footprint``) after it.
+    None on failure."""
     print(f"command: {' '.join(cmd)}  (in {work})", flush=True)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -79,9 +111,9 @@ def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float,
         print(proc.stderr[-3000:], file=sys.stderr)
         print(f"error: snakemake exited {proc.returncode} after {wall:.0f} s in {work}", file=sys.stderr)
         return None
-    times = rule_times(work)
+    got = {"wall": wall, "all_wall": None, "times": rule_times(work), "footprint": footprint(work)}
     if not then_all:
-        return wall, None, times
+        return got
     t1 = time.perf_counter()
     rest = subprocess.run([c for c in cmd if c != target], cwd=work, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -89,7 +121,7 @@ def run(work: Path, cmd: list[str], target: str, then_all: bool) -> tuple[float,
         print(rest.stderr[-3000:], file=sys.stderr)
         print(f"error: snakemake (rule all) exited {rest.returncode} in {work}", file=sys.stderr)
         return None
-    return wall, wall + time.perf_counter() - t1, times
+    return {**got, "all_wall": wall + time.perf_counter() - t1, "all_footprint": footprint(work)}
 
 
 class GpuUtilisation:
@@ -194,16 +226,16 @@ def main(argv=None) -> int:
         if got is None:
             return 1
         print(f"baseline {base_commit}:")
-        print_rules(got[2])
+        print_rules(got["times"])
         shutil.rmtree(base_work, ignore_errors=True)
-        baseline = (base_commit, got[0], got[1])
+        baseline = (base_commit, got["wall"], got["all_wall"])
         print(f"{commit}:")
 
     with GpuUtilisation() as gpu:
         got = run(work, cmd, args.target, args.then_all)
     if got is None:
         return 1
-    wall, all_wall, times = got
+    wall, all_wall, times = got["wall"], got["all_wall"], got["times"]
     util = gpu.summary()
     if args.keep:  # the run's record, beside its outputs (python -m fgx.figures.publish copies it)
         import json
@@ -211,11 +243,12 @@ def main(argv=None) -> int:
         record = {"machine": machine(), "wall": f"{wall / 60:.0f} min", "wall_s": round(wall),
                   "commit": commit, "target": args.target, "config": args.config, "configfile": args.configfile,
                   **({"workflow_profile": args.workflow_profile} if args.workflow_profile else {}),
-                  "job_s": {rule: round(sum(ts)) for rule, ts in times.items()},
+                  "job_s": {rule: round(sum(ts)) for rule, ts in times.items()}, **got["footprint"],
                   **({"gpu_utilisation": util} if util else {})}
         if all_wall is not None:  # job_s stays the target's; the whole DAG's jobs are summed apart
             record["rule_all_wall_s"] = round(all_wall)
             record["rule_all_job_s"] = {rule: round(sum(ts)) for rule, ts in rule_times(work).items()}
+            record.update({f"rule_all_{key}": value for key, value in got["all_footprint"].items()})
         if baseline:
             record["baseline"] = {"commit": baseline[0], "wall_s": round(baseline[1]),
                                   **({"rule_all_wall_s": round(baseline[2])} if baseline[2] else {})}
@@ -224,6 +257,11 @@ def main(argv=None) -> int:
     if util:
         print(f"gpu_utilisation: mean {util['mean_pct']} % over {util['samples']} one-second samples; "
               f"0 % in {util['zero_share']:.0%} of them, >= 90 % in {util['ge90_share']:.0%}")
+    peaks = got["footprint"]["peak_rss_mb"]
+    if peaks:
+        rule = max(peaks, key=peaks.get)
+        print(f"peak_job_rss_mb: {peaks[rule]}  ({rule})")
+    print(f"disk_mb: {got['footprint']['disk_mb']}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     print(f"main_job_wall_s: {wall:.0f}")
