@@ -120,6 +120,11 @@ def test_every_research_log_anchor_linked_exists():
 # paper's setup, merged over config.yaml); each quote is checked against the config it names.
 README = (ROOT / "README.md").read_text()
 PAPER_SCALE = (ROOT / "docs" / "paper-scale.md").read_text()
+
+
+def one_line(text):
+    """The text with every run of whitespace one space: a quote matches wherever the lines wrap."""
+    return " ".join(text.split())
 DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text())
 PAPER = yaml.safe_load((ROOT / "config.paper.yaml").read_text())
 
@@ -166,9 +171,9 @@ def test_the_readme_deviations_quote_both_configs():
 
 
 @pytest.mark.parametrize("text, pattern, keys", [
-    (README, r"among\s(\d+) samples at T = (\d+) on each of (\d+) held-out test prompts per level",
+    (README, r"among (\d+) samples at temperature T = (\d+) on each of (\d+) held-out test prompts per level",
      ["evaluate.n", "evaluate.temperature", "data.test_per_level"]),
-    (README, r"up to k = (\d+) at Levels (\d)–(\d) \((\d+) samples on (\d+)\sprompts per level, "
+    (README, r"up to k = (\d+) at Levels (\d)–(\d) \((\d+) samples on (\d+) prompts per level, "
              r"`evaluate.many_samples`\) and up to k = (\d+) at Levels \d–(\d)\.",
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
       "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
@@ -176,7 +181,7 @@ def test_the_readme_deviations_quote_both_configs():
     (README, r"A (tenth) of them go without the mark", ["data.pretrain_step_unmarked"]),
 ])
 def test_the_readme_quotes_config_yaml(text, pattern, keys):
-    m = re.search(pattern, text)
+    m = re.search(pattern, one_line(text))
     assert m, f"README: no match for {pattern!r}"
     for quoted, key in zip(m.groups(), keys):
         value = setting(DEFAULT, key)
@@ -186,19 +191,19 @@ def test_the_readme_quotes_config_yaml(text, pattern, keys):
 
 @pytest.mark.parametrize("text, pattern, keys", [
     (README, r"Llama-3\.1-8B-Instruct, (\d+) GRPO steps, pass@k from ([\d,]+) samples", ["rl.steps", "evaluate.n"]),
-    (PAPER_SCALE, r"over levels (\d)–(\d), Stage-1\s+rollouts (\d+) × T=([\d.]+) × (\d+) tokens, "
+    (PAPER_SCALE, r"over levels (\d)–(\d), Stage-1 rollouts (\d+) × T=([\d.]+) × (\d+) tokens, "
                   r"RFT (\d+) epochs at lr ([\de\-]+) and batch (\d+)",
      ["data.test_levels.0", "data.test_levels.1", "stage1.rollout.n", "stage1.rollout.temperature",
       "stage1.rollout.max_new_tokens", "stage1.sft.epochs", "stage1.sft.lr", "stage1.sft.batch_size"]),
     (PAPER_SCALE, r"(\d+) prompts × (\d+) rollouts \(one on-policy update per step\), lr ([\de\-]+),",
      ["rl.batch_size", "rl.group_size", "rl.lr"]),
-    (PAPER_SCALE, r"at most (\d+) generation batches of (\d+) prompts per step, overlong penalty, (\d+) steps,\s+"
+    (PAPER_SCALE, r"at most (\d+) generation batches of (\d+) prompts per step, overlong penalty, (\d+) steps, "
                   r"iterative RFT (\d+) × (\d+) Level-2 problems × (\d+) samples, pass@k from (\d+) samples",
      ["rl.max_generation_batches", "rl.batch_size", "rl.steps", "data.rft_chunks", "data.rft_chunk_problems",
       "rft_baseline.rollout.n", "evaluate.n"]),
 ])
 def test_the_docs_quote_config_paper_yaml(text, pattern, keys):
-    m = re.search(pattern, text)
+    m = re.search(pattern, one_line(text))
     assert m, f"no match for {pattern!r}"
     for quoted, key in zip(m.groups(), keys):
         value = setting(PAPER, key)

@@ -416,7 +416,7 @@ README_FINDINGS = (
     ("2. RL Level 2 − RL Level 1, Level 4", paper_lead("rl_level2", 4, short=True)),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
     ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
-    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves",
+    ("2. RL Level 2 − RL Level 1, Level 4, full-trace test set (prompts only a full trace solves)",
      paper_lead("rl_level2", 4, short=True) + " on all prompts"),
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
     ("3. RL Level 2 − iterative RFT, Level 3", f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} %"),
