@@ -245,10 +245,12 @@ def level4_block(results: Path = RESULTS) -> str:
     main_job = _json(results / "main-job.json")
     default_walls = [run for run in _default_runs(results) if run["wall_s"] is not None and "GPU" not in run["machine"]]
 
-    def pretraining(r: dict) -> str:
-        return f"pretraining {r['job_s']['pretrain_base']:,} s" if "pretrain_base" in r.get("job_s", {}) else ""
+    def main_job_time(r: dict) -> str:
+        """"23 min (pretraining 1,005 s)": the main job's wall time, and pretraining's share where recorded."""
+        pretraining = r.get("job_s", {}).get("pretrain_base")
+        return f"{_min(r['wall_s'])} min" + (f" (pretraining {pretraining:,} s)" if pretraining is not None else "")
 
-    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of its "
+    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the set's "
             f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
             f"{' / '.join(f'{100 * r.b_accuracy:.1f}' for r in default)} %: the table's full-trace row is the "
             f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` whose base is pretrained "
@@ -257,12 +259,11 @@ def level4_block(results: Path = RESULTS) -> str:
             f"Level 2 leads RL Level 1 by {' / '.join(leads)} points in "
             f"seeds {_numbers(seeds)}, with findings 1–3 holding in {holding} of {len(seeds)} "
             f"([its runs](docs/results/{LEVEL4_OVERLAY})). Its seed-{_numbers(seeds[:1])} run took "
-            f"{_min(timed['wall_s'])} min for the main job (Fig. 5; {pretraining(timed)}) and "
-            f"{_min(timed['rule_all_wall_s'])} "
-            f"min for every figure ({timed['machine']}, commit {timed['commit']}); the default's run in "
-            f"`docs/results/main-job.json`, {_min(main_job['wall_s'])} min ({pretraining(main_job)}) and "
-            f"{_min(main_job['rule_all_wall_s'])} min (commit {main_job['commit']}): one run each, where the "
-            f"default's recorded main jobs range over {_wall_range(default_walls)} min.")
+            f"{main_job_time(timed)} for the main job, paper Fig. 5, and {_min(timed['rule_all_wall_s'])} min for "
+            f"every figure ({timed['machine']}, commit {timed['commit']}); the default's run in "
+            f"`docs/results/main-job.json` took {main_job_time(main_job)} and {_min(main_job['rule_all_wall_s'])} min "
+            f"(commit {main_job['commit']}). One run each: the default's "
+            f"recorded main jobs range over {_wall_range(default_walls)} min.")
 
 
 BLOCKS = {"results": results_block, "level4": level4_block, "install": install_block, "timing": timing_block,
