@@ -166,8 +166,8 @@ def test_the_install_block_needs_a_recorded_install(tmp_path):
 
     with pytest.raises(ValueError, match="install.json: no recorded install; .*benchmarks/install.py"):
         readme.install_block(tmp_path)
-    steps = [{"step": "core", "wall_s": 600, "download_mb": 3072, "venv_mb": 6144},
-             {"step": "verl", "wall_s": 300, "download_mb": 1024, "venv_mb": 8192}]
+    steps = [{"step": "core", "wall_s": 600, "download_mb": 3000, "venv_mb": 6000},
+             {"step": "verl", "wall_s": 300, "download_mb": 1000, "venv_mb": 8000}]
     run = {"date": "2026-12-05", "commit": "abc1234", "machine": "a CPU, 2 cores", "python": "Python 3.11.7",
            "steps": steps}
     (tmp_path / "install.json").write_text(json.dumps({"runs": [run]}))

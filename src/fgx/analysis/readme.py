@@ -103,8 +103,8 @@ def install_block(results: Path = RESULTS) -> str:
     core, *extras = run["steps"]
     torch_core, torch_verl, vllm = _torch_pins()
 
-    def gb(mb: float) -> str:
-        return f"{mb / 1024:.1f} GB"
+    def gb(mb: float) -> str:  # the record's MB are 10^6 bytes, as pip counts them
+        return f"{mb / 1000:.1f} GB"
 
     text = (f"`envs/install.sh` makes `./.venv` with fgx's pinned packages (torch {torch_core}, transformers, "
             f"snakemake, pandas, …): {gb(core['download_mb'])} downloaded, {_min(core['wall_s'])} min, "
