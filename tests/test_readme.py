@@ -123,8 +123,11 @@ def test_the_timing_block_gives_memory_and_disk_from_the_run_record(tmp_path):
                   rule_all_peak_rss_mb={"rl": 800, "evaluate": 1200}, rule_all_disk_mb=1300)
     (tmp_path / "main-job.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
-    assert ("the main job needed 900 MB of memory in its largest job (`pretrain_base`) and 250 MB written, every "
-            "figure 1,200 MB of memory in its largest job (`evaluate`) and 1,300 MB written") in block
+    assert ("Memory and disk: the main job's largest job held 900 MB (`pretrain_base`) and the run wrote 250 MB "
+            "under `results/`, `figures/` and `logs/`; every figure, 1,200 MB (`evaluate`) and 1,300 MB.") in block
+    del record["rule_all_disk_mb"]  # an older record: no footprint, nothing said
+    (tmp_path / "main-job.json").write_text(json.dumps(record))
+    assert "Memory and disk" not in readme.timing_block(tmp_path)
 
 
 def test_the_timing_block_times_a_gpu_run_apart(tmp_path):
@@ -172,7 +175,8 @@ def test_the_install_block_needs_a_recorded_install(tmp_path):
            "steps": steps}
     (tmp_path / "install.json").write_text(json.dumps({"runs": [run]}))
     block = readme.install_block(tmp_path)
-    assert "3.0 GB downloaded, 10 min, 6.0 GB on disk (a CPU, 2 cores, Python 3.11.7, commit abc1234" in block
+    assert ("downloaded 3.0 GB from PyPI in 10 min and `.venv` takes 6.0 GB (a CPU, 2 cores, Python 3.11.7, "
+            "commit abc1234") in block
     assert "`FGX_EXTRAS=verl` adds 1.0 GB, 5 min and 2.0 GB" in block
     torch_core, torch_verl, vllm = readme._torch_pins()
     assert f"torch {torch_core}," in block and f"torch {torch_verl} instead: its vLLM {vllm} requires" in block

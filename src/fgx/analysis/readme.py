@@ -107,9 +107,9 @@ def install_block(results: Path = RESULTS) -> str:
         return f"{mb / 1000:.1f} GB"
 
     text = (f"`envs/install.sh` makes `./.venv` with fgx's pinned packages (torch {torch_core}, transformers, "
-            f"snakemake, pandas, …): {gb(core['download_mb'])} downloaded, {_min(core['wall_s'])} min, "
-            f"{gb(core['venv_mb'])} on disk ({run['machine']}, {run['python']}, commit {run['commit']}, "
-            f"{run['date']})")
+            f"snakemake, pandas, …): it downloaded {gb(core['download_mb'])} from PyPI in {_min(core['wall_s'])} min "
+            f"and `.venv` takes {gb(core['venv_mb'])} ({run['machine']}, {run['python']}, commit {run['commit']}, "
+            f"{run['date']}; the minutes are mostly the download's)")
     for step in extras:
         text += (f"; `FGX_EXTRAS={step['step']}` adds {gb(step['download_mb'])}, {_min(step['wall_s'])} min and "
                  f"{gb(step['venv_mb'] - core['venv_mb'])}")
@@ -162,13 +162,13 @@ def _comparisons(runs, current: str) -> str:
     return " ".join(parts)
 
 
-def _footprint(r: dict, prefix: str = "") -> str | None:
-    """"X MB in its largest job (rule), Y MB written" from a run record's peak_rss_mb and disk_mb."""
+def _footprint(r: dict, prefix: str = "") -> tuple[int, str, int] | None:
+    """(MB of the largest job, its rule, MB written) from a run record's peak_rss_mb and disk_mb."""
     peaks, disk = r.get(f"{prefix}peak_rss_mb"), r.get(f"{prefix}disk_mb")
     if not peaks or disk is None:
         return None
     rule = max(peaks, key=peaks.get)
-    return f"{peaks[rule]:,} MB of memory in its largest job (`{rule}`) and {disk:,} MB written"
+    return peaks[rule], rule, disk
 
 
 def timing_block(results: Path = RESULTS) -> str:
@@ -196,7 +196,9 @@ def timing_block(results: Path = RESULTS) -> str:
              f"job took {_min(r['wall_s'])} (commit {r['commit']})")
     main, every = _footprint(r), _footprint(r, "rule_all_")
     if main and every:
-        text += f"; the main job needed {main}, every figure {every} (under `results/`, `figures/`, `logs/`)"
+        text += (f". Memory and disk: the main job's largest job held {main[0]:,} MB (`{main[1]}`) and the run wrote "
+                 f"{main[2]:,} MB under `results/`, `figures/` and `logs/`; every figure, {every[0]:,} MB "
+                 f"(`{every[1]}`) and {every[2]:,} MB")
     current = _json(results / SEEDS[0] / "run.json")["commit"]
     return text + ". " + _comparisons(runs, current)
 
