@@ -114,3 +114,128 @@ def test_every_research_log_anchor_linked_exists():
     assert len(links) >= 20, links
     missing = sorted({(where, a) for where, a in links if a not in anchors})
     assert missing == [], missing
+
+
+# The README and docs/paper-scale.md quote settings of config.yaml (the tiny default) and config.paper.yaml (the
+# paper's setup, merged over config.yaml); each quote is checked against the config it names.
+README = (ROOT / "README.md").read_text()
+PAPER_SCALE = (ROOT / "docs" / "paper-scale.md").read_text()
+
+
+def one_line(text):
+    """The text with every run of whitespace one space: a quote matches wherever the lines wrap."""
+    return " ".join(text.split())
+DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text())
+PAPER = yaml.safe_load((ROOT / "config.paper.yaml").read_text())
+
+
+def setting(config, dotted):
+    """A config's value at ``dotted`` ("data.test_levels.1": an index into a list)."""
+    def at(tree):
+        for part in dotted.split("."):
+            tree = tree[int(part)] if isinstance(tree, list) else tree[part]
+        return tree
+
+    try:
+        return at(config)
+    except KeyError:
+        return at(DEFAULT)  # config.paper.yaml keeps config.yaml's value where it sets none
+
+
+def same(quoted: str, value) -> bool:
+    """A number or name as a doc writes it ("2,000", "1e-4", "`acc`", "8192") against a config value."""
+    text = quoted.strip("`").replace(",", "")
+    if isinstance(value, str):
+        return text == value
+    return float(text) == float(value)
+
+
+def section(text, heading):
+    body = text.split(f"\n{heading}\n", 1)[1]
+    return body.split("\n## ", 1)[0]
+
+
+# "<default's value> ... against <paper's value> (`key`": one deviation of the tiny default from the paper
+AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-]*)[^,;()`]*? against (?:the paper's )?(`\w+`|\d[\d,.e\-]*)[^,;()`]*?"
+                     r"\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
+
+
+def test_the_readme_deviations_quote_both_configs():
+    found = {m[3]: (m[1], m[2]) for m in AGAINST.finditer(section(README, "## Deviations from the paper"))}
+    for key in ("rl.lr", "rl.group_size", "rl.reward", "rl.max_generation_batches", "rl.max_new_tokens", "rl.steps",
+                "evaluate.n", "data.stage2_train_problems"):
+        assert key in found, f"README's deviations name no '<default> against <paper> (`{key}`)'"
+    for key, (ours, theirs) in found.items():
+        assert same(ours, setting(DEFAULT, key)), f"README: {key} is {setting(DEFAULT, key)!r} in config.yaml"
+        assert same(theirs, setting(PAPER, key)), f"README: {key} is {setting(PAPER, key)!r} in config.paper.yaml"
+
+
+@pytest.mark.parametrize("text, pattern, keys", [
+    (README, r"among (\d+) samples at temperature T = (\d+) on each of (\d+) held-out test prompts per level",
+     ["evaluate.n", "evaluate.temperature", "data.test_per_level"]),
+    (README, r"up to k = (\d+) at Levels (\d)–(\d) \((\d+) samples on (\d+) prompts per level, "
+             r"`evaluate.many_samples`\) and up to k = (\d+) at Levels \d–(\d)\.",
+     ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
+      "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
+    (README, r"capped at (\d+) characters \(`task.max_value_len`\)", ["task.max_value_len"]),
+    (README, r"A (tenth) of them go without the mark", ["data.pretrain_step_unmarked"]),
+])
+def test_the_readme_quotes_config_yaml(text, pattern, keys):
+    m = re.search(pattern, one_line(text))
+    assert m, f"README: no match for {pattern!r}"
+    for quoted, key in zip(m.groups(), keys):
+        value = setting(DEFAULT, key)
+        quoted = {"tenth": "0.1"}.get(quoted, quoted)
+        assert same(quoted, value), f"README quotes {key} as {quoted}; config.yaml has {value!r}"
+
+
+@pytest.mark.parametrize("text, pattern, keys", [
+    (README, r"Llama-3\.1-8B-Instruct, (\d+) GRPO steps, pass@k from ([\d,]+) samples", ["rl.steps", "evaluate.n"]),
+    (PAPER_SCALE, r"over levels (\d)–(\d), Stage-1 rollouts (\d+) × T=([\d.]+) × (\d+) tokens, "
+                  r"RFT (\d+) epochs at lr ([\de\-]+) and batch (\d+)",
+     ["data.test_levels.0", "data.test_levels.1", "stage1.rollout.n", "stage1.rollout.temperature",
+      "stage1.rollout.max_new_tokens", "stage1.sft.epochs", "stage1.sft.lr", "stage1.sft.batch_size"]),
+    (PAPER_SCALE, r"(\d+) prompts × (\d+) rollouts \(one on-policy update per step\), lr ([\de\-]+),",
+     ["rl.batch_size", "rl.group_size", "rl.lr"]),
+    (PAPER_SCALE, r"at most (\d+) generation batches of (\d+) prompts per step, overlong penalty, (\d+) steps, "
+                  r"iterative RFT (\d+) × (\d+) Level-2 problems × (\d+) samples, pass@k from (\d+) samples",
+     ["rl.max_generation_batches", "rl.batch_size", "rl.steps", "data.rft_chunks", "data.rft_chunk_problems",
+      "rft_baseline.rollout.n", "evaluate.n"]),
+])
+def test_the_docs_quote_config_paper_yaml(text, pattern, keys):
+    m = re.search(pattern, one_line(text))
+    assert m, f"no match for {pattern!r}"
+    for quoted, key in zip(m.groups(), keys):
+        value = setting(PAPER, key)
+        assert same(quoted, value), f"the docs quote {key} as {quoted}; config.paper.yaml has {value!r}"
+
+
+def test_the_paper_scale_gpu_hours_add_up():
+    """The total row of docs/paper-scale.md's GPU-hour table is the sum of its rows, and a row's "each" times its
+    jobs is its total."""
+    chunks = section(PAPER_SCALE, "### Expected GPU hours (H100-80GB)").split("\n\n")
+    table = next(chunk.strip() for chunk in chunks if chunk.strip().startswith("|"))
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    *stages, total = rows
+    assert total[0] == "**total**" and len(stages) >= 10, rows
+
+    def hours(cell):
+        return [float(n.replace(",", "")) for n in re.findall(r"~?([\d,]*\.?\d+)", cell)]
+
+    for stage in stages:
+        numbers = hours(stage[3])
+        assert numbers, stage
+        if "each" in stage[3]:
+            jobs = sum(int(n) for n in re.findall(r"\((\d+)\)", stage[1]))
+            assert abs(numbers[0] * jobs - numbers[-1]) <= 0.1 * numbers[-1], f"{stage[0]}: {stage[3]} for {jobs} jobs"
+    summed = sum(hours(stage[3])[-1] for stage in stages)
+    stated = hours(total[3])[0]
+    assert round(summed, -1) == stated, f"the GPU-hour rows add up to {summed:,.0f}; the total says {stated:,.0f}"
+
+
+def test_the_verl_environment_versions_quoted_match_envs_verl_yaml():
+    pins = dict(re.findall(r"^\s*-\s*([\w\-]+)(?:\[[\w,]+\])?==([\w.]+)\s*$", (ROOT / "envs" / "verl.yaml").read_text(),
+                           re.M))
+    m = re.search(r"the GPU environment \(verl ([\d.]+), vLLM ([\d.]+) and torch ([\d.]+)", PAPER_SCALE)
+    assert m, "docs/paper-scale.md: the GPU environment's versions"
+    assert m.groups() == (pins["verl"], pins["vllm"], pins["torch"]), pins

@@ -17,16 +17,16 @@ def test_generated_blocks_equal_what_the_tools_print_from_the_committed_results(
 
 
 def test_a_number_changed_by_hand_is_caught():
-    block = re.search(r"<!-- results:begin -->(.*?)<!-- results:end -->", TEXT, re.S)[1]
-    digit = re.search(r"\d", block)
+    block = re.search(r"<!-- results:begin -->.*?(\| pass@1.*?)<!-- results:end -->", TEXT, re.S)[1]
+    digit = re.search(r"\d", block.split(" | ", 1)[1])  # a measured number, past the row's label
     assert digit, "the results block holds numbers"
-    i = TEXT.index(block) + digit.start()
+    i = TEXT.index(block) + len(block.split(" | ", 1)[0]) + 3 + digit.start()
     edited = TEXT[:i] + str((int(TEXT[i]) + 1) % 10) + TEXT[i + 1:]
     assert readme.render(edited) != edited
 
 
 def test_links_resolve_and_the_readme_stays_short():
-    assert len(TEXT.splitlines()) <= 220
+    assert len(TEXT.splitlines()) <= 230
     for target in re.findall(r"\]\(([^)#]+)\)", TEXT):
         if not target.startswith("http"):
             assert (ROOT / target).exists(), target
@@ -44,34 +44,151 @@ def test_the_level4_block_needs_a_timed_seed0(tmp_path):
     for seed in readme.SEEDS:
         shutil.copytree(readme.RESULTS / seed, tmp_path / seed)
     shutil.copy(readme.RESULTS / "main-job.json", tmp_path)
+    shutil.copy(readme.RESULTS / "main-job-runs.json", tmp_path)
     runs = tmp_path / readme.LEVEL4_OVERLAY
     shutil.copytree(readme.RESULTS / readme.LEVEL4_OVERLAY, runs)
-    assert "points over RL Level 1" in readme.level4_block(tmp_path)
+    assert "leads RL Level 1 by" in readme.level4_block(tmp_path)
     shutil.rmtree(runs / "seed0")
     shutil.rmtree(runs / "seed1")  # seed 2's run, timed to model_contrasts only, is left
     with pytest.raises(ValueError, match="seed2/run.json: no rule_all_wall_s"):
         readme.level4_block(tmp_path)
 
 
-def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
-    import json
+def _results_copy(tmp_path, *names):
     import shutil
 
-    shutil.copy(readme.RESULTS / "main-job.json", tmp_path)
+    for name in names:
+        src = readme.RESULTS / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    return tmp_path
+
+
+def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
     record = json.loads((readme.RESULTS / "main-job-runs.json").read_text())
     assert len(record["runs"]) >= 2 and all(r["machine"] and r["commit"] for r in record["runs"])
     assert sum(r["wall_s"] is not None for r in record["runs"]) >= 2
+    seed0 = json.loads((tmp_path / "seed0" / "run.json").read_text())["commit"]
     record["runs"].append({**record["runs"][0], "commit": "abc1234", "wall_s": 3 * 3600, "pretrain_s": 9000,
-                           "figure_table_equals_seed0": True})
+                           "figure_table_equals_seed0": True, "seed0_commit": seed0})
     record["runs"].append({**record["runs"][0], "commit": "def5678", "wall_s": None, "pretrain_s": None,
-                           "figure_table_equals_seed0": True})  # a shared machine: untimed
+                           "figure_table_equals_seed0": True, "seed0_commit": seed0})  # a shared machine: untimed
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
     walls = sorted(r["wall_s"] for r in record["runs"] if r["wall_s"] is not None)
     assert f"takes {walls[0] / 60:.0f}–180 min on {record['runs'][0]['machine']}" in block
     assert "abc1234" in block and "9,000 s" in block and f"({len(walls)} runs on" in block
-    assert f"every run ({len(record['runs'])}, " in block and "def5678" in block  # counted for the table only
-    record["runs"][-2]["figure_table_equals_seed0"] = False
+    assert "def5678" in block  # counted for the figure table only
+    assert "On one GPU it is not timed yet" in block and "--workflow-profile profiles/gpu" in block
+
+
+def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_path):
+    """A run compared with an earlier published seed 0 is not said to equal the current one."""
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
+    seed0 = json.loads((tmp_path / "seed0" / "run.json").read_text())["commit"]
+    run = {"date": "2026-12-05", "machine": "AMD EPYC with AVX-512, 2 cores", "how": "fresh clone", "wall_s": 1200,
+           "pretrain_s": 700, "figure_table_equals_seed0": True}
+    runs = [{**run, "commit": "old1111", "seed0_commit": "0ld5eed"},
+            {**run, "commit": "old2222", "seed0_commit": "0ld5eed"},
+            {**run, "commit": seed0, "seed0_commit": None, "figure_table_equals_seed0": None},
+            {**run, "commit": "new3333", "seed0_commit": seed0}]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert ("The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s byte for byte." in block)
+    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed 0 published at commit "
+            "0ld5eed byte for byte." in block)
+    assert "repeat byte for byte across machines" not in block  # one comparison with the current seed 0 is no series
+    runs.append({**run, "commit": "new4444", "seed0_commit": seed0})
+    runs.append({**run, "commit": "bad5555", "seed0_commit": seed0, "figure_table_equals_seed0": False})
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert ("2 runs (commits new3333, new4444) equal `docs/results/seed0`'s byte for byte; that of 1 run (commit "
+            "bad5555) differs.") in block
+    del runs[0]["seed0_commit"]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    with pytest.raises(ValueError, match="main-job-runs.json: run 0 .*no seed0_commit"):
+        readme.timing_block(tmp_path)
+
+
+def test_the_timing_block_gives_memory_and_disk_from_the_run_record(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job-runs.json", "seed0")
+    record = json.loads((readme.RESULTS / "main-job.json").read_text())
+    record.update(peak_rss_mb={"rl": 700, "pretrain_base": 900}, disk_mb=250,
+                  rule_all_peak_rss_mb={"rl": 800, "evaluate": 1200}, rule_all_disk_mb=1300)
+    (tmp_path / "main-job.json").write_text(json.dumps(record))
+    block = readme.timing_block(tmp_path)
+    assert ("Memory and disk: the main job's largest job held 900 MB (`pretrain_base`) and the run wrote 250 MB "
+            "under `results/`, `figures/` and `logs/`; every figure, 1,200 MB (`evaluate`) and 1,300 MB.") in block
+    del record["rule_all_disk_mb"]  # an older record: no footprint, nothing said
+    (tmp_path / "main-job.json").write_text(json.dumps(record))
+    assert "Memory and disk" not in readme.timing_block(tmp_path)
+
+
+def test_the_timing_block_times_a_gpu_run_apart(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
+    record = json.loads((readme.RESULTS / "main-job-runs.json").read_text())
+    record["runs"].append({**record["runs"][-1], "commit": "9pu1234", "wall_s": 300, "pretrain_s": 60,
+                           "machine": "AMD EPYC, 16 cores, GPU NVIDIA H200"})
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
-    assert "byte for byte" not in block  # said only when every run's figure table equals seed 0's
+    assert "On one GPU it takes 5 min (1 run: AMD EPYC, 16 cores, GPU NVIDIA H200, commits 9pu1234)" in block
+    assert "9pu1234" not in block.split("On one GPU")[0]  # not in the CPU range
+
+
+def test_the_results_block_names_the_seeds_commit_once_when_they_share_it(tmp_path):
+    import json
+
+    _results_copy(tmp_path, *readme.SEEDS)
+    infos = [json.loads((tmp_path / seed / "run.json").read_text()) for seed in readme.SEEDS]
+    for seed, info in zip(readme.SEEDS, infos):
+        (tmp_path / seed / "run.json").write_text(json.dumps({**info, "commit": "c0ffee1"}))
+    block = readme.results_block(tmp_path)
+    assert block.startswith("Each column is one run of `config.yaml` at commit c0ffee1 on ")
+    assert "| commit |" not in block
+    (tmp_path / "seed2" / "run.json").write_text(json.dumps({**infos[2], "commit": "0ldc0de"}))
+    block = readme.results_block(tmp_path)
+    assert "| commit | c0ffee1 | c0ffee1 | 0ldc0de | |" in block and "the default of their commit" in block
+
+
+def test_finding_4_says_which_levels_and_up_to_which_k():
+    block = readme.results_block()
+    row = next(line for line in block.splitlines() if line.startswith("| 4. pass@k"))
+    assert row.count("k up to 256 at L1–4, 16 at L5–6") == 3, row
+
+
+def test_the_install_block_needs_a_recorded_install(tmp_path):
+    import json
+
+    with pytest.raises(ValueError, match="install.json: no recorded install; .*benchmarks/install.py"):
+        readme.install_block(tmp_path)
+    steps = [{"step": "core", "wall_s": 600, "download_mb": 3000, "venv_mb": 6000},
+             {"step": "verl", "wall_s": 300, "download_mb": 1000, "venv_mb": 8000}]
+    run = {"date": "2026-12-05", "commit": "abc1234", "machine": "a CPU, 2 cores", "python": "Python 3.11.7",
+           "steps": steps}
+    (tmp_path / "install.json").write_text(json.dumps({"runs": [run]}))
+    block = readme.install_block(tmp_path)
+    assert ("downloaded 3.0 GB from PyPI in 10 min and `.venv` takes 6.0 GB (a CPU, 2 cores, Python 3.11.7, "
+            "commit abc1234") in block
+    assert "`FGX_EXTRAS=verl` adds 1.0 GB, 5 min and 2.0 GB" in block
+    torch_core, torch_verl, vllm = readme._torch_pins()
+    assert f"torch {torch_core}," in block and f"torch {torch_verl} instead: its vLLM {vllm} requires" in block
+
+
+def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
+    import json
+
+    runs = [{"commit": "aaa1111", "machine": "a CPU, 2 cores", "wall_s": 1935},
+            {"commit": "bbb2222", "machine": "a CPU, 2 cores", "wall_s": 2528},
+            {"commit": "ccc3333", "machine": "CI, 2 cores", "wall_s": None}]
+    (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.tests_block(tmp_path)
+    assert "take 32–42 min as CI runs them" in block and "2 runs, commits aaa1111, bbb2222 (a CPU, 2 cores)" in block
+    assert "ccc3333" not in block

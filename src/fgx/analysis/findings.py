@@ -191,11 +191,12 @@ def core_findings_hold(rows: Sequence[Mapping]) -> bool:
 
 
 def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
-    """One row per finding: finding, paper, measured, verdict."""
+    """One row per finding: finding, paper, measured, verdict; finding 4's also ``k_max`` and ``as_paper``
+    (per level: the largest k compared, and whether the gap moved as the paper's)."""
     out = []
 
-    def add(finding, paper, measured, verdict):
-        out.append({"finding": finding, "paper": paper, "measured": measured, "verdict": verdict})
+    def add(finding, paper, measured, verdict, **detail):
+        out.append({"finding": finding, "paper": paper, "measured": measured, "verdict": verdict, **detail})
 
     # 1. RL on Level 1 stays near the base on Levels >= 3
     c = contrast_rows(tables, "rl_level1", "stage1")
@@ -264,7 +265,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     if passk is not None and {"rl_level1to2", "stage1"} <= set(passk["model"]):
         if "prompts" not in passk:
             passk = passk.assign(prompts=PASSK_ALL_PROMPTS)
-        parts, matches, levels, kmaxes = [], 0, sorted(passk["level"].unique()), set()
+        parts, matches, levels, kmaxes, k_max, as_paper = [], 0, sorted(passk["level"].unique()), set(), {}, {}
         for lv in levels:
             at = passk[passk["level"] == lv]
             pair = at[at["model"].isin(["rl_level1to2", "stage1"])]
@@ -278,12 +279,13 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             gk = p[("rl_level1to2", kmax)] - p[("stage1", kmax)]
             ok = gk > g1 if lv >= 3 else gk < g1
             matches += bool(ok)
+            k_max[int(lv)], as_paper[int(lv)] = kmax, bool(ok)
             parts.append(f"L{lv} {_pts(g1)} → {_pts(gk)}" + (f" (k {kmax})" if len(kmaxes) > 1 or kmax > 16 else ""))
         ks = " / ".join(str(k) for k in sorted(kmaxes))
         add(f"pass@k gap (RL L1+2 − base, k 1 → {ks}) grows at Levels ≥ 3, shrinks at 1–2",
             PAPER_PASSK,
             f"{', '.join(parts)} ({matches} of {len(levels)} levels as the paper)",
-            "holds" if matches == len(levels) else ("partly" if matches else "no"))
+            "holds" if matches == len(levels) else ("partly" if matches else "no"), k_max=k_max, as_paper=as_paper)
     else:
         add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", PAPER_PASSK,
             "not run", "not run")
@@ -414,7 +416,7 @@ README_FINDINGS = (
     ("2. RL Level 2 − RL Level 1, Level 4", paper_lead("rl_level2", 4, short=True)),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),
     ("2. RL Level 1+2 − RL Level 1, Level 4", "clearly ahead"),
-    ("2. RL Level 2 − RL Level 1, Level 4, prompts only a full trace solves",
+    ("2. RL Level 2 − RL Level 1, Level 4, full-trace test set (prompts only a full trace solves)",
      paper_lead("rl_level2", 4, short=True) + " on all prompts"),
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
     ("3. RL Level 2 − iterative RFT, Level 3", f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} %"),
@@ -423,6 +425,17 @@ README_FINDINGS = (
 )
 PAPER_PASS1 = {**{m: "– / – / " + " / ".join(f"~{v}" for v in lv) for m, lv in PAPER_LEVEL34.items()},
                "rft": f"– / – / ≤ {PAPER_RFT_LEVEL3_MAX} / –"}
+
+
+def _level_span(levels: Sequence[int]) -> str:
+    """[1, 2, 3, 4, 6] -> "L1–4, L6"."""
+    spans: list[list[int]] = []
+    for lv in sorted(levels):
+        if spans and lv == spans[-1][-1] + 1:
+            spans[-1].append(lv)
+        else:
+            spans.append([lv])
+    return ", ".join(f"L{s[0]}–{s[-1]}" if len(s) > 1 else f"L{s[0]}" for s in spans)
 
 
 def _short(row: dict) -> str:
@@ -435,6 +448,13 @@ def _short(row: dict) -> str:
         key = key.split(" (")[0]
     if "of" in m and "levels as the paper" in m:
         key = m[m.rindex("(") + 1:-1].replace(" as the paper", "")
+        if row.get("k_max"):  # which levels differ from the paper, and up to which k each level is compared
+            off = [lv for lv, ok in row["as_paper"].items() if not ok]
+            by_k = {}
+            for lv, k in row["k_max"].items():
+                by_k.setdefault(k, []).append(lv)
+            key += (f" ({f'not {_level_span(off)}; ' if off else ''}k up to "
+                    + ", ".join(f"{k} at {_level_span(lvs)}" for k, lvs in by_k.items()) + ")")
     if row["finding"].startswith("Countdown"):  # "model x %, ...": the best model, or that all score the same
         three, _, atomic = m.partition(" (")
         shares = [part.rsplit(" ", 2) for part in three.split(", ")]
@@ -444,10 +464,11 @@ def _short(row: dict) -> str:
     return f"**{row['verdict']}** {key}"
 
 
-def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4)) -> str:
+def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4),
+                    run_rows: bool = True) -> str:
     """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
-    and each run's machine and commit (``infos``: one dict per run, from its run.json; the main job's
-    wall time is the README's timing block, measured alone on the machine)."""
+    and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
+    job's wall time is the README's timing block, measured alone on the machine)."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
@@ -464,8 +485,9 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
     checked = [check(t) for _, t in runs]
     for i, (name, paper) in enumerate(README_FINDINGS):
         lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
-    lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
-    lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
+    if run_rows:
+        lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
+        lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
     return "\n".join(lines)
 
 

@@ -1,12 +1,17 @@
 """The README's measured numbers, generated from the committed result files so they cannot drift.
 
-Three blocks of README.md are written by this module and nowhere else:
+Five blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
-  (pass@1 per model, each finding's verdict, each run's machine and commit);
+  (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``);
+- ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
+  and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
+  and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
 - ``timing``: the main job's wall time as a range over its recorded runs, each with its machine and commit
-  (``docs/results/main-job-runs.json``), and every figure's from ``docs/results/main-job.json``
-  (``benchmarks/main_job.py --then-all --keep`` writes that record);
+  (``docs/results/main-job-runs.json``), on one GPU where a run had one, every figure's and the memory and disk
+  the run needed from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that
+  record), and which runs' figure tables equal ``docs/results/seed0``'s;
+- ``tests``: how long the whole test suite takes as CI runs it (``docs/results/test-runs.json``);
 - ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
   overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
   with that overlay's main-job and ``rule all`` wall times (its seed 0's ``run.json``).
@@ -29,48 +34,185 @@ ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"
 SEEDS = ("seed0", "seed1", "seed2")
 LEVEL4_OVERLAY = "prior-depth-5-unmarked-0.3"  # the overlay that reaches the full-trace Level-4 prompts
+GPU_TIMING = ("`python benchmarks/main_job.py --workflow-profile profiles/gpu` times it "
+              "(`benchmarks/gpu_check.py` takes every GPU measurement in one run)")
 
 
 def _block(name: str) -> re.Pattern:
     return re.compile(rf"(<!-- {name}:begin -->)(.*?)(<!-- {name}:end -->)", re.S)
 
 
+def _json(path: Path):
+    return json.loads(path.read_text())
+
+
+def _commits(runs) -> str:
+    return ", ".join(run["commit"] for run in runs)
+
+
+def _runs(runs) -> str:
+    """"1 run (commit a)", "2 runs (commits a, b)"."""
+    one = len(runs) == 1
+    return f"{len(runs)} run{'' if one else 's'} (commit{'' if one else 's'} {_commits(runs)})"
+
+
+def _min(seconds: float) -> str:
+    return f"{seconds / 60:.0f}"
+
+
 def results_block(results: Path = RESULTS) -> str:
+    """The results table; the seeds' commit and machine in one sentence when the runs share them, else as the
+    table's last two rows."""
     from fgx.analysis.findings import load_run, readme_markdown
 
     runs, infos = [], []
     for seed in SEEDS:
         d = results / seed
         runs.append((seed.replace("seed", "seed "), load_run(d)))
-        infos.append(json.loads((d / "run.json").read_text()))
-    return "\n" + readme_markdown(runs, infos) + "\n"
+        infos.append(_json(d / "run.json"))
+    shared = len({(info.get("commit"), info.get("machine")) for info in infos}) == 1
+    table = readme_markdown(runs, infos, run_rows=not shared)
+    where = f"`docs/results/seed{{{','.join(s.replace('seed', '') for s in SEEDS)}}}/run.json`"
+    if shared:
+        note = (f"Each column is one run of `config.yaml` at commit {infos[0].get('commit', '–')} on "
+                f"{infos[0].get('machine', '–')} ({where}).")
+    else:
+        note = (f"Each column is one run of `config.yaml` at the commit of its last row ({where}); columns of "
+                "different commits ran the default of their commit.")
+    return note + "\n\n" + table + "\n"
+
+
+def _torch_pins() -> tuple[str, str, str]:
+    """torch in .venv (envs/requirements.txt), torch and vLLM in the verl GPU environment (envs/verl.yaml)."""
+    def pin(text: str, name: str) -> str:
+        return re.search(rf"^\s*-?\s*{name}==([\w.]+)\s*$", text, re.M)[1]
+
+    core = (ROOT / "envs" / "requirements.txt").read_text()
+    verl = (ROOT / "envs" / "verl.yaml").read_text()
+    return pin(core, "torch"), pin(verl, "torch"), pin(verl, "vllm")
+
+
+def install_block(results: Path = RESULTS) -> str:
+    """What the newest recorded install downloaded, took and left on disk, core and verl extras."""
+    record = results / "install.json"
+    runs = _json(record)["runs"] if record.exists() else []
+    if not runs or not runs[-1]["steps"] or runs[-1]["steps"][0]["step"] != "core":
+        raise ValueError(f"{record}: no recorded install; measure one with python3 benchmarks/install.py "
+                         f"--extras verl --record {record}")
+    run = runs[-1]
+    core, *extras = run["steps"]
+    torch_core, torch_verl, vllm = _torch_pins()
+
+    def gb(mb: float) -> str:  # the record's MB are 10^6 bytes, as pip counts them
+        return f"{mb / 1000:.1f} GB"
+
+    text = (f"`envs/install.sh` makes `./.venv` with fgx's pinned packages (torch {torch_core}, transformers, "
+            f"snakemake, pandas, …): it downloaded {gb(core['download_mb'])} from PyPI in {_min(core['wall_s'])} min "
+            f"and `.venv` takes {gb(core['venv_mb'])} ({run['machine']}, {run['python']}, commit {run['commit']}, "
+            f"{run['date']}; the minutes are mostly the download's)")
+    for step in extras:
+        text += (f"; `FGX_EXTRAS={step['step']}` adds {gb(step['download_mb'])}, {_min(step['wall_s'])} min and "
+                 f"{gb(step['venv_mb'] - core['venv_mb'])}")
+        if step["step"] == "verl":
+            text += " (verl and vLLM's CPU build: the verl engine on the CPU)"
+    return (text + f". The verl engine's GPU environment ([docs/paper-scale.md](docs/paper-scale.md)) has torch "
+            f"{torch_verl} instead: its vLLM {vllm} requires exactly that version.")
+
+
+def _default_runs(results: Path) -> list[dict]:
+    """The recorded runs of the default's main job; each names the seed 0 it was compared with."""
+    path = results / "main-job-runs.json"
+    runs = _json(path)["runs"]
+    for i, run in enumerate(runs):
+        if "seed0_commit" not in run:
+            raise ValueError(f"{path}: run {i} (commit {run.get('commit')}) has no seed0_commit; give the commit "
+                             "of the docs/results/seed0 its figure table was compared with (null: not compared, "
+                             "e.g. the run published as seed0)")
+    return runs
+
+
+def _wall_range(runs) -> str:
+    walls = sorted(run["wall_s"] for run in runs)
+    return f"{_min(walls[0])}–{_min(walls[-1])}" if _min(walls[0]) != _min(walls[-1]) else _min(walls[0])
+
+
+def _comparisons(runs, current: str) -> str:
+    """Which runs' figure tables equal the published seed 0's, per seed 0 they were compared with."""
+    groups: dict[str, list[dict]] = {}
+    for run in runs:
+        if run["seed0_commit"]:
+            groups.setdefault(run["seed0_commit"], []).append(run)
+    parts = []
+    for seed0, group in sorted(groups.items(), key=lambda kv: kv[0] != current):
+        equal = [run for run in group if run["figure_table_equals_seed0"]]
+        differ = [run for run in group if not run["figure_table_equals_seed0"]]
+        target = ("`docs/results/seed0`'s" if seed0 == current
+                  else f"that of the seed 0 published at commit {seed0}")
+        if equal:
+            one = len(equal) == 1
+            text = (f"The figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} {target} "
+                    "byte for byte")
+        else:
+            text = f"No run's figure table equals {target}"
+        if differ:
+            text += f"; that of {_runs(differ)} differ{'s' if len(differ) == 1 else ''}"
+        elif seed0 == current and len(equal) >= 2 and len({run["machine"] for run in equal}) == 1:
+            text += ": figure tables repeat byte for byte across machines of one kind"
+        parts.append(text + ".")
+    return " ".join(parts)
+
+
+def _footprint(r: dict, prefix: str = "") -> tuple[int, str, int] | None:
+    """(MB of the largest job, its rule, MB written) from a run record's peak_rss_mb and disk_mb."""
+    peaks, disk = r.get(f"{prefix}peak_rss_mb"), r.get(f"{prefix}disk_mb")
+    if not peaks or disk is None:
+        return None
+    rule = max(peaks, key=peaks.get)
+    return peaks[rule], rule, disk
 
 
 def timing_block(results: Path = RESULTS) -> str:
     """The main job's wall time as a range over its recorded runs (main-job-runs.json: each run's machine,
-    commit, seconds and whether its figure table equals seed 0's), and every figure's: the benchmarked main
-    job's own record (main-job.json) when it went on to rule all, else seed 0's run (which did)."""
-    runs = json.loads((results / "main-job-runs.json").read_text())["runs"]
+    commit, seconds and the seed 0 its figure table was compared with), on a CPU and on one GPU, and every
+    figure's with the memory and disk: the benchmarked main job's own record (main-job.json) when it went on
+    to rule all, else seed 0's run (which did)."""
+    runs = _default_runs(results)
     timed = [run for run in runs if run["wall_s"] is not None]  # a run on a machine shared with other work has no time
-    walls = sorted(run["wall_s"] for run in timed)
-    pre = sorted(run["pretrain_s"] for run in timed if run.get("pretrain_s") is not None)
-    machines = " or ".join(dict.fromkeys(run["machine"] for run in timed))
-    text = (f"The main job takes {walls[0] / 60:.0f}–{walls[-1] / 60:.0f} min on {machines} ({len(timed)} runs on "
-            f"machines of that kind, commits {', '.join(run['commit'] for run in timed)}; pretraining "
-            f"{pre[0]:,}–{pre[-1]:,} s of it; a GPU is not timed); `snakemake --cores all` builds every figure in "
-            "about ")
-    r = json.loads((results / "main-job.json").read_text())
-    if "rule_all_wall_s" in r:
-        text += (f"{r['rule_all_wall_s'] / 60:.0f} min where the main job took {r['wall_s'] / 60:.0f} "
-                 f"(commit {r['commit']}).")
+    cpu = [run for run in timed if "GPU" not in run["machine"]]
+    gpu = [run for run in timed if "GPU" in run["machine"]]
+    pre = sorted(run["pretrain_s"] for run in cpu if run.get("pretrain_s") is not None)
+    machines = " or ".join(dict.fromkeys(run["machine"] for run in cpu))
+    text = (f"The main job takes {_wall_range(cpu)} min on {machines} ({len(cpu)} runs on machines of that kind, "
+            f"commits {_commits(cpu)}; pretraining {pre[0]:,}–{pre[-1]:,} s of it). ")
+    if gpu:
+        text += (f"On one GPU it takes {_wall_range(gpu)} min ({len(gpu)} run{'s' if len(gpu) > 1 else ''}: "
+                 f"{'; '.join(dict.fromkeys(run['machine'] for run in gpu))}, commits {_commits(gpu)}). ")
     else:
-        s0 = json.loads((results / SEEDS[0] / "run.json").read_text())
-        text += f"{s0['rule_all_wall_s'] / 60:.0f} min (seed 0's run, commit {s0['commit']})."
-    if all(run["figure_table_equals_seed0"] for run in runs):
-        text += (f" The figure table of every run ({len(runs)}, commits {', '.join(run['commit'] for run in runs)}) "
-                 "equals `docs/results/seed0`'s byte for byte: figure tables repeat byte for byte across machines "
-                 "of one kind.")
-    return text
+        text += f"On one GPU it is not timed yet: {GPU_TIMING}. "
+    r = _json(results / "main-job.json")
+    if "rule_all_wall_s" not in r:
+        r = _json(results / SEEDS[0] / "run.json")
+    text += (f"`snakemake --cores all` builds every figure in about {_min(r['rule_all_wall_s'])} min where the main "
+             f"job took {_min(r['wall_s'])} (commit {r['commit']})")
+    main, every = _footprint(r), _footprint(r, "rule_all_")
+    if main and every:
+        text += (f". Memory and disk: the main job's largest job held {main[0]:,} MB (`{main[1]}`) and the run wrote "
+                 f"{main[2]:,} MB under `results/`, `figures/` and `logs/`; every figure, {every[0]:,} MB "
+                 f"(`{every[1]}`) and {every[2]:,} MB")
+    current = _json(results / SEEDS[0] / "run.json")["commit"]
+    return text + ". " + _comparisons(runs, current)
+
+
+def tests_block(results: Path = RESULTS) -> str:
+    """How long the whole test suite takes as CI runs it, over its recorded runs (test-runs.json)."""
+    runs = [run for run in _json(results / "test-runs.json")["runs"] if run["wall_s"] is not None]
+    by_machine: dict[str, list[dict]] = {}
+    for run in runs:
+        by_machine.setdefault(run["machine"], []).append(run)
+    where = " and ".join(f"{_commits(group)} ({machine})" for machine, group in by_machine.items())
+    return (f"The tests take {_wall_range(runs)} min as CI runs them (`bash .ci/run`: the install with "
+            f"`FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above; {len(runs)} runs, commits "
+            f"{where}); without the verl extras and a SLURM cluster their tiers are skipped.")
 
 
 def _numbers(seeds) -> str:
@@ -98,24 +240,36 @@ def level4_block(results: Path = RESULTS) -> str:
         leads.append(next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)["measured"].split(" (")[0])
         holding += core_findings_hold(rows)
     overlay = yaml.safe_load((ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml").read_text())
-    timed = json.loads((overlay_dir / seeds[0] / "run.json").read_text())
+    timed = _json(overlay_dir / seeds[0] / "run.json")
     if "rule_all_wall_s" not in timed:
         raise ValueError(f"{overlay_dir / seeds[0] / 'run.json'}: no rule_all_wall_s; publish a run timed with "
                          "benchmarks/main_job.py --then-all --keep DIR")
-    main_job = json.loads((results / "main-job.json").read_text())
-    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the "
-            f"{int(default[0].n_prompts)} in seeds {_numbers(SEEDS)}. "
-            f"[An overlay](experiments/{LEVEL4_OVERLAY}.yaml) with prior traces up to "
-            f"{overlay['data']['pretrain_prior_levels'][1]} steps deep and {overlay['base']['train']['steps']:,} "
-            f"pretraining steps reaches them, {' / '.join(leads)} points over RL Level 1 in seeds "
-            f"{_numbers(seeds)} with findings 1–3 holding in {holding} of "
-            f"{len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})), at a main job of {timed['wall_s'] / 60:.0f} "
-            f"min and {timed['rule_all_wall_s'] / 60:.0f} min for every figure (seed {_numbers(seeds[:1])}, "
-            f"{timed['machine']}) against the default's {main_job['wall_s'] / 60:.0f} and "
-            f"{main_job['rule_all_wall_s'] / 60:.0f}.")
+    main_job = _json(results / "main-job.json")
+    default_walls = [run for run in _default_runs(results) if run["wall_s"] is not None and "GPU" not in run["machine"]]
+
+    def main_job_time(r: dict) -> str:
+        """"23 min (pretraining 1,005 s)": the main job's wall time, and pretraining's share where recorded."""
+        pretraining = r.get("job_s", {}).get("pretrain_base")
+        return f"{_min(r['wall_s'])} min" + (f" (pretraining {pretraining:,} s)" if pretraining is not None else "")
+
+    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the set's "
+            f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
+            f"{' / '.join(f'{100 * r.b_accuracy:.1f}' for r in default)} %: the table's full-trace row is the "
+            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` whose base is pretrained "
+            f"on nested traces up to {overlay['data']['pretrain_prior_levels'][1]} calls deep "
+            f"(`data.pretrain_prior_levels`) for {overlay['base']['train']['steps']:,} steps reaches them: there RL "
+            f"Level 2 leads RL Level 1 by {' / '.join(leads)} points in "
+            f"seeds {_numbers(seeds)}, with findings 1–3 holding in {holding} of {len(seeds)} "
+            f"([its runs](docs/results/{LEVEL4_OVERLAY})). Its seed-{_numbers(seeds[:1])} run took "
+            f"{main_job_time(timed)} for the main job, paper Fig. 5, and {_min(timed['rule_all_wall_s'])} min for "
+            f"every figure ({timed['machine']}, commit {timed['commit']}); the default's run in "
+            f"`docs/results/main-job.json` took {main_job_time(main_job)} and {_min(main_job['rule_all_wall_s'])} min "
+            f"(commit {main_job['commit']}). One run each: the default's "
+            f"recorded main jobs range over {_wall_range(default_walls)} min.")
 
 
-BLOCKS = {"results": results_block, "timing": timing_block, "level4": level4_block}
+BLOCKS = {"results": results_block, "level4": level4_block, "install": install_block, "timing": timing_block,
+          "tests": tests_block}
 
 
 def render(text: str, results: Path = RESULTS) -> str:
