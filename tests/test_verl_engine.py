@@ -622,9 +622,10 @@ def test_greedy_sampling_agrees_token_for_token(verl_run, tmp_path):
     assert all(g < 1e-3 for g in gaps), gaps
 
 
-# vLLM's log-prob of each token it sampled against the torch model's (both fp32): float32 rounding, far below the
-# change four RL steps make (the control, RL Level 1's weights, differs by more than 1e-2 somewhere in a sample).
-LOGPROB_TOLERANCE = 1e-4
+# vLLM's log-prob of each token it sampled against the torch model's (both fp32): float32 rounding, which grows with
+# a token's improbability (at most 5.7e-5 over 14,922 tokens in the tier), far below the change four RL steps make
+# (the control, RL Level 1's weights: 17 at most, and more than 1e-2 required).
+LOGPROB_TOLERANCE = 1e-3
 # the calibration statistic of T = 1 draws is ~N(0, 1): |z| > 4 has probability 6e-5
 CALIBRATION_Z = 4.0
 
@@ -647,7 +648,7 @@ def calibration_z(terms: list[tuple[float, float]]) -> float:
 def test_vllm_samples_at_temperature_1_from_the_torch_models_distribution(verl_run, tmp_path):
     """fgx's vLLM sampler at T = 1 (seeded, fp32) on the Stage-1 model, 4 samples for each of >= 64 prompts,
     against the torch model: the log-prob vLLM reports for every token it sampled is the torch model's to
-    1e-4, and the tokens are the model's T = 1 draws: their calibration statistic (``calibration``; over
+    1e-3, and the tokens are the model's T = 1 draws: their calibration statistic (``calibration``; over
     ~10^4 tokens) lies within +-4. Controls: RL Level 1's weights give log-probs more than 1e-2 away on the
     same tokens; the torch sampler's own draws at T = 1 pass the calibration bound and at T = 0.8 fail it."""
     from fgx.engines.prompts import encode_prompts, prompt_texts
