@@ -547,7 +547,7 @@ def test_dynamic_sampling_trains_only_groups_whose_rewards_differ(verl_run):
         kept[run] = [assert_trains_groups_that_differ(g, group_size, batch_size) for _, g in sorted(trained.items())]
         assert metric["verl:training/filter_groups/evicted_samples"].sum() > 0, run
     print(f"\ngroups trained per step (rewards that differ), verl's record: {kept}")
-    assert sum(kept["level1"]) > 0
+    assert sum(kept["level1"]) > 0 and len(kept["level2"]) == 4  # Level 2 takes its 4 steps on the budget
     evaluation = pd.read_parquet(verl_run / "results/eval/stage1/test.parquet")  # T = 1, 4 samples a prompt
     for level in (1, 2):  # the first 4 prompts of a level as one batch, unfiltered
         correct = evaluation[evaluation["level"] == level]["correct"][:batch_size]
