@@ -493,16 +493,23 @@ def torch_logprobs(model, prompt: list[int], ids: list[int]) -> tuple[torch.Tens
     return dist.gather(1, torch.tensor(ids)[:, None])[:, 0], dist
 
 
+# verl's no-op samples that fill a batch to a multiple of its mini-batch (verl.trainer.ppo.padding_utils: rewards
+# zeroed, no part in the loss), one group id "pad<uuid hex>" a batch
+VERL_PADDING = re.compile(r"^pad[0-9a-f]{32}$")
+
+
 def verl_trained_groups(work: Path) -> dict[int, dict[str, list[float]]]:
     """Step -> the groups verl trained on, group id -> its samples' rewards: verl's dump of each step's batch
     (trainer.rollout_data_dir, .test/verl.yaml; a sample's id is <group>_<sample>_<turn>, its score verl's
-    reward)."""
+    reward), verl's padding left out."""
     out = {}
     for f in sorted((work / "rollouts").glob("*.jsonl")):
         groups: dict[str, list[float]] = {}
         for line in f.read_text().splitlines():
             rec = json.loads(line)
-            groups.setdefault(rec["uid"].rsplit("_", 2)[0], []).append(float(rec["score"]))
+            group = rec["uid"].rsplit("_", 2)[0]
+            if not VERL_PADDING.match(group):
+                groups.setdefault(group, []).append(float(rec["score"]))
         out[int(f.stem)] = groups
     return out
 
