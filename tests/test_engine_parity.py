@@ -1,8 +1,8 @@
 """The two engines optimise the same objective, in numbers (tier "verl", about 20 s on 2 cores):
 ``benchmarks/engine_parity.py`` runs one RL update and four SFT steps through verl 0.9.1's own actor and
 SFT code (its FSDP2 engine in one CPU process, fp32) and through the torch engine, on the same tiny random
-Llama and data; here its numbers are held to tolerances, and two deliberately different objectives are
-held to fail them.
+Llama and data; here its numbers, over every parameter of the model on both sides, are held to tolerances,
+and two deliberately different objectives are held to fail them.
 
 One RL update per RL algorithm (fgx.algos.rl: GRPO, REINFORCE, RLOO). Tolerances (fp32; measured on an AMD
 EPYC, 2 cores, GRPO: loss 7e-9, gradients 1.5e-8 of max 0.075, matrices 1.0e-6 at lr 1e-3; REINFORCE: 0, 1.0e-8
