@@ -328,12 +328,15 @@ def test_every_verl_job_ran_and_wrote_what_the_torch_engine_writes(verl_run):
 
 def test_the_whole_dag_under_verl_writes_the_files_the_torch_engine_writes(verl_run, smoke_run):
     """Nothing is left to run; every table and figure of the verl run is one the torch engine's smoke run
-    writes, with the same columns and types, and with rows wherever the torch engine's has rows. The tables
-    that do not depend on the engine hold the same values: every problem set (the pretraining corpus aside,
-    which .test/verl.yaml enlarges) and, in every sample table, the rows sampled (all but the sample columns).
-    Every figure table has the same rows (models, levels, k, pairs), every RL run the torch engine's metric
-    names, the findings table the same rows. Control: one changed value in a problem set, in a sample table's
-    rows or in a figure's keys, and one emptied table, each fail the comparison."""
+    writes, with the same columns and types, and with rows wherever the torch engine's has rows. Each table
+    is compared by the rule for its kind (``TABLE_KINDS``; a table of no kind fails): by value but for the
+    columns the engine's sampling makes in every problem set (the pretraining corpus aside, which
+    .test/verl.yaml enlarges), sample table (the rows sampled), RL validation table (steps, prompts, samples
+    a prompt) and metrics table (models, levels, k, prompts, samples); every figure table has the same rows
+    (models, levels, k, pairs), every RL run the torch engine's metrics at the same steps and levels, the
+    findings table the same rows. The SFT sets (the correct answers sampled) and training logs (the engine's
+    own steps) are compared by structure only. Control: one changed value in a table of each kind, an
+    emptied table, a table of no kind, each fail the comparison."""
     from dagtools import planned_jobs
 
     assert planned_jobs(verl_run, *OVERLAYS) == {}, "the verl run left work undone"
@@ -341,62 +344,87 @@ def test_the_whole_dag_under_verl_writes_the_files_the_torch_engine_writes(verl_
     assert len(verl) > 60 and set(verl) <= set(torch_), sorted(set(verl) - set(torch_))
     # .test/verl.yaml thins the Countdown lineage's instances (one RL run from the Multi-Base, one number count)
     assert all(THINNED.search(name) for name in set(torch_) - set(verl)), sorted(set(torch_) - set(verl))
-    by_value = compare_artifact_tables(verl, torch_)
-    print(f"\n{len(verl)} tables of the verl run: {by_value['tables']} equal the torch engine's by value, "
-          f"{by_value['sample_tables']} sample tables have its rows")
-    assert by_value["tables"] >= 15 and by_value["sample_tables"] >= 20, by_value
+    compared = compare_artifact_tables(verl, torch_)
+    print(f"\n{len(verl)} tables of the verl run against the torch engine's, by kind: {compared}")
+    assert compared["problem set"] >= 15 and compared["sample table"] >= 20 and compared["metrics table"] >= 8
+    assert compared["RL validation"] == compared["RL metrics"] == len(RL_RUNS), compared
 
     def finding_rows(run):
         return [line.split("|")[1].strip() for line in (run / "results/analysis/findings.md").read_text().splitlines()
                 if line.startswith("| ")]
     assert finding_rows(verl_run) == finding_rows(smoke_run)
 
-    def changed(name, column, value):
+    def changed(name, column, value, row=-1):
         df = verl[name].copy()
-        df.loc[df.index[-1], column] = value
+        df.loc[df.index[row], column] = value
         return {**verl, name: df}
-    controls = [changed("results/data/countdown/countdown_train.parquet", "data_source", "countdown-x"),
-                changed("results/eval/stage1/test.parquet", "ability", "x"),
-                changed("figures/passk_level_curve.csv", "model", "x"),
-                {**verl, "results/metrics/stage1/test.parquet": verl["results/metrics/stage1/test.parquet"][:0]}]
-    for tables in controls:
+    rl_metrics = verl["results/rl/level2/metrics.parquet"]
+    validation = "results/rl/level1/validation.parquet"
+    controls = {"problem set": changed("results/data/countdown/countdown_train.parquet", "data_source", "countdown-x"),
+                "sample table": changed("results/eval/stage1/test.parquet", "ability", "x"),
+                "RL validation": changed(validation, "prompt_row", 99),
+                "RL validation samples": changed(validation, "n_samples", 1),
+                "RL validation emptied": {**verl, validation: verl[validation][:0]},
+                "metrics table": changed("results/metrics/stage1/test.parquet", "n_samples", 99),
+                "metrics emptied": {**verl, "results/metrics/stage1/test.parquet":
+                                    verl["results/metrics/stage1/test.parquet"][:0]},
+                "RL metrics": changed("results/rl/level2/metrics.parquet", "step", 99,
+                                      row=int((rl_metrics["metric"] == "loss").to_numpy().argmax())),
+                "figure": changed("figures/passk_level_curve.csv", "model", "x"),
+                "no kind": {**verl, "results/other/table.parquet": verl[validation]}}
+    for what, tables in controls.items():
         with pytest.raises(AssertionError):
-            compare_artifact_tables(tables, torch_)
+            compare_artifact_tables(tables, {**torch_, "results/other/table.parquet": torch_[validation]})
+            print(f"control {what!r} passed the comparison")
 
 
 THINNED = re.compile(r"countdown[45]|multi_level1to2")
 THINNED_FIGURE = re.compile(r"figures/countdown_transfer")
 FIGURE_KEYS = ("model", "level", "k", "prompts", "a", "b", "functions", "numbers", "step", "metric")
-# tables no engine writes (problem generation), but for the pretraining corpus .test/verl.yaml enlarges
-ENGINE_FREE = re.compile(r"^results/data/(?!strings/pretrain\.parquet$)")
 SAMPLED = ("responses", "scores", "correct", "response_tokens", "n_correct")
+# every table's kind, by its path, and the columns of it the engine makes (None: compared by a rule of its own, or
+# by structure only); a table of no kind fails the comparison
+TABLE_KINDS = (
+    # no engine writes them (problem generation), but for the pretraining corpus .test/verl.yaml enlarges
+    ("problem set", re.compile(r"^results/data/(?!strings/pretrain\.parquet$)"), ()),
+    ("sample table", re.compile(r"^results/(eval|rollouts)/"), SAMPLED),
+    ("RL validation", re.compile(r"^results/rl/[^/]+/validation\.parquet$"), ("n_correct",)),
+    ("metrics table", re.compile(r"^results/metrics/"), ("pass_at_k", "ci_low", "ci_high")),
+    ("figure", re.compile(r"^figures/"), None),
+    ("RL metrics", re.compile(r"^results/rl/[^/]+/metrics\.parquet$"), None),
+    # structure only: the correct answers the engine sampled, the engine's own training steps
+    ("SFT set", re.compile(r"^results/rft/"), None),
+    ("training log", re.compile(r"^results/models/[^/]+/train_log\.parquet$"), None),
+    ("pretraining corpus", re.compile(r"^results/data/strings/pretrain\.parquet$"), None),
+)
 
 
 def compare_artifact_tables(verl: dict, torch_: dict) -> dict:
-    """Hold each verl table to the torch engine's table of that name (see the test above); how many were
-    compared by value."""
+    """Hold each verl table to the torch engine's table of that name (see the test above); how many tables
+    of each kind were compared."""
     from fgx.engines.metric_names import TORCH_ONLY
 
-    counts = {"tables": 0, "sample_tables": 0}
+    counts = {kind: 0 for kind, _, _ in TABLE_KINDS}
     for name, got in verl.items():
         want = torch_[name]
         assert list(got.columns) == list(want.columns), name
         assert len(got) or not len(want), f"{name}: no rows under verl, {len(want)} under the torch engine"
         if len(got) and len(want):  # an empty column has no values to type
             assert got.dtypes.astype(str).to_dict() == want.dtypes.astype(str).to_dict(), name
-        if ENGINE_FREE.match(name):
-            pd.testing.assert_frame_equal(got, want, obj=name)
-            counts["tables"] += 1
-        elif name.startswith(("results/eval/", "results/rollouts/")):
-            pd.testing.assert_frame_equal(got.drop(columns=list(SAMPLED)), want.drop(columns=list(SAMPLED)), obj=name)
-            counts["sample_tables"] += 1
-        elif name.startswith("figures/"):
+        kind, engine_columns = next(((k, c) for k, pattern, c in TABLE_KINDS if pattern.match(name)), (None, None))
+        assert kind is not None, f"{name}: a table of no kind in TABLE_KINDS, so compared by nothing"
+        counts[kind] += 1
+        if engine_columns is not None:
+            drop = [c for c in engine_columns if c in want.columns]
+            pd.testing.assert_frame_equal(got.drop(columns=drop), want.drop(columns=drop), obj=name)
+        elif kind == "figure":
             keys = [c for c in FIGURE_KEYS if c in want.columns]
             rows = lambda df: set(map(tuple, df[keys].astype(str).values))  # noqa: E731
             assert rows(got) <= rows(want) if THINNED_FIGURE.search(name) else rows(got) == rows(want), name
-        elif name.endswith("/metrics.parquet"):  # RL curves: the torch engine's metrics (but its own), verl's beside
-            missing = set(want["metric"]) - TORCH_ONLY - set(got["metric"])
-            assert not missing, (name, missing)
+        elif kind == "RL metrics":  # the torch engine's metrics (but its own) at its steps and levels, verl's beside
+            names = set(want["metric"]) - TORCH_ONLY
+            keys = lambda df: set(map(tuple, df[df["metric"].isin(names)][["step", "metric", "level"]].values))  # noqa: E731
+            assert keys(got) == keys(want), (name, sorted(keys(got) ^ keys(want))[:10])
     return counts
 
 
