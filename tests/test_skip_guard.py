@@ -86,3 +86,18 @@ def test_the_guard_fails_a_module_skipped_while_collected(tmp_path):
     proc = run_pytest(tmp_path, MODULE_SKIP, forbid=True)
     assert proc.returncode != 0 and "1 error" in proc.stdout and "fgx_no_such_package" in proc.stdout, proc.stdout
     assert "forbids it" in proc.stdout, proc.stdout
+
+
+def test_the_suite_loads_the_guard_and_ci_turns_it_on():
+    """The project's own conftest wires the guard in: the SLURM tier without a cluster (no ``SLURM_CONF``)
+    skips, and with ``FGX_FORBID_SKIPS=1`` fails; ``.ci/run`` sets it before the README's test command."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SLURM_CONF", "FGX_FORBID_SKIPS")}
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfEs", str(TESTS / "test_slurm_e2e.py")]
+    allowed = subprocess.run(argv, cwd=TESTS.parent, env=env, capture_output=True, text=True)
+    assert allowed.returncode == 0 and " skipped" in allowed.stdout and "failed" not in allowed.stdout, allowed.stdout
+    forbidden = subprocess.run(argv, cwd=TESTS.parent, env={**env, "FGX_FORBID_SKIPS": "1"}, capture_output=True,
+                               text=True)
+    assert forbidden.returncode == 1 and "no SLURM cluster" in forbidden.stdout, forbidden.stdout
+    assert " skipped" not in forbidden.stdout.splitlines()[-1], forbidden.stdout
+    ci = (TESTS.parent / ".ci" / "run").read_text().splitlines()
+    assert ci.index("export FGX_FORBID_SKIPS=1") < ci.index(".venv/bin/python -m pytest -ra"), ci
