@@ -57,7 +57,7 @@ def test_row_level_reads_extra_info_depth_and_nothing_else():
 
 
 def test_valid_rows_read_the_same_level_everywhere(tmp_path):
-    from fgx.analysis.failure_modes import classify_eval
+    from fgx.tasks.strings.failure_modes import classify_eval
     from fgx.tasks.leakage import row_keys
 
     rows = S.generate(stage=2, split="test", min_level=1, max_level=3, num=6, seed=0, style="compact")
@@ -72,7 +72,7 @@ def test_valid_rows_read_the_same_level_everywhere(tmp_path):
 
 
 def test_every_reader_gives_the_one_message_for_a_missing_level(no_level, tmp_path):
-    from fgx.analysis.failure_modes import classify_eval
+    from fgx.tasks.strings.failure_modes import classify_eval
     from fgx.engines.torch import rl, sampling
     from fgx.engines.verl.engine import VerlEngine
     from fgx.tasks.leakage import row_keys

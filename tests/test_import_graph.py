@@ -105,7 +105,7 @@ def test_the_graph_sees_fgx_and_its_imports():
     graph, packages = import_graph()
     assert {"fgx", "fgx.tasks", "fgx.engines.torch"} <= packages
     assert "fgx.io" in graph["fgx.cli"]  # a lazy import inside a function counts
-    assert "fgx.tasks.strings" in graph["fgx.tasks.leakage"]  # `from fgx.tasks import strings`
+    assert "fgx.plan.paths" in graph["fgx.figures.rft_vs_rl"]  # `from fgx.plan import paths`
 
 
 def test_fgx_has_no_import_cycle():

@@ -28,6 +28,7 @@ from .ground_truth import ground_truth
 from .shortcuts import shortcut_kinds
 from .trace import solution_text
 
+DATA_SOURCE_PREFIX = "codeio"
 LOWER = string.ascii_lowercase
 STYLES = ("paper", "compact")
 SPLITS = ("train", "test")
@@ -41,7 +42,7 @@ FORWARD_PROMPT = (
 
 
 def data_source(level: int) -> str:
-    return f"codeio-forward-incomplete-depth{level}"
+    return f"{DATA_SOURCE_PREFIX}-forward-incomplete-depth{level}"
 
 
 def function_set(stage: int, split: str) -> frozenset[int]:
