@@ -8,13 +8,14 @@ A classifier is a module with ``CATEGORIES`` (the correct category first), ``COR
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
 
 def classifier(rows, source=None) -> ModuleType:
     """The failure-mode classifier of the task family whose rows ``rows`` (an evaluation's) are; a
     ValueError names ``source`` when they mix families or theirs has none."""
-    from fgx.tasks.registry import failure_modes, family_for
+    from fgx.tasks.registry import family_for
 
     where = source or "the evaluation"
     if "data_source" not in rows.columns:
@@ -25,11 +26,10 @@ def classifier(rows, source=None) -> ModuleType:
         names = ", ".join(sorted(f.name for f in owners)) or "none"
         raise ValueError(f"{where}: failure modes are read per task family; its rows belong to {names}")
     family = owners.pop()
-    module = failure_modes(family)
-    if module is None:
+    if family.failure_modes is None:
         raise ValueError(f"{where}: the {family.name} task family declares no failure-mode classifier "
                          "(fgx.tasks.family.TaskFamily.failure_modes)")
-    return module
+    return importlib.import_module(family.failure_modes)
 
 
 def classify_eval(rows, level: int | None = None, source=None):

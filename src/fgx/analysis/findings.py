@@ -33,6 +33,7 @@ One run's verdicts are also a DAG target, ``results/analysis/findings.md`` (rule
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -43,7 +44,7 @@ from fgx.plan import paths
 from fgx.plan.figures import (ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, PASSK_ALL_PROMPTS,
                               findings_tables)
 from fgx.plan.models import RFT_ITER
-from fgx.tasks.registry import families, findings_check
+from fgx.tasks.registry import families
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -297,7 +298,8 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     # 3 numbers); then Fig. 2's curves (README_FINDINGS and the families' README rows index the rows before them)
     for family in families():
         if family.findings:
-            out += findings_check(family)(tables)
+            module, _, function = family.findings.check.partition(":")
+            out += getattr(importlib.import_module(module), function)(tables)
     out += curve_rows(tables)
     return out
 

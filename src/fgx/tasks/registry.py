@@ -66,17 +66,6 @@ def package(record: TaskFamily):
     return importlib.import_module(record.package)
 
 
-def failure_modes(record: TaskFamily):
-    """The module of the family's failure-mode classifier (None: it has none)."""
-    return importlib.import_module(record.failure_modes) if record.failure_modes else None
-
-
-def findings_check(record: TaskFamily):
-    """The function that checks the family's findings rows (``Findings.check``, "module:function")."""
-    module, _, function = record.findings.check.partition(":")
-    return getattr(importlib.import_module(module), function)
-
-
 def all_splits(config: Mapping) -> dict[str, tuple[TaskFamily, Split]]:
     """``{split: (family, Split)}`` of every problem set the config asks for, in registry order; a split
     name two families declare is an error."""
