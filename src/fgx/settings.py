@@ -1,6 +1,7 @@
 """Every config key, declared once: its type, allowed values and a one-line description.
 
-The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
+The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file but the
+sections task families declare for themselves: fgx.tasks.family.ConfigSection, joined by fgx.knobs). A
 field's annotation is its type and :func:`~fgx.schema.knob` its bounds, choices and description; they have no
 defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
@@ -511,7 +512,7 @@ def machine_keys(cls=Verl) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the whole file
 @dataclass(frozen=True)
 class Config:
-    """config.yaml: every section, every key required."""
+    """config.yaml: every section, every key required (the task families' own sections besides)."""
 
     engine: str = knob("torch: embedded, a CPU or one GPU | verl: the paper's verl + vLLM stack on GPUs",
                        choices=ENGINES)
