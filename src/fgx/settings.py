@@ -30,6 +30,7 @@ from fgx.schema import knob, knob_of
 ENGINES = ("torch", "verl")                           # fgx.engines.get_engine
 DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
 REWARDS = ("acc", "score")                            # fgx.tasks.reward
+STYLES = ("compact", "paper")                         # every task family's prompt template (task.style)
 ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
 
 
@@ -141,7 +142,7 @@ class Task:
     """config ``task``: how problems are written."""
 
     style: str = knob("compact: chain prompts answered step by step, for the tiny model; paper: upstream's code "
-                      "prompt and JSON answer, for an LLM", choices=["compact", "paper"])
+                      "prompt and JSON answer, for an LLM", choices=STYLES)
     max_value_len: int | None = knob("longest string any problem may produce along the way (null: no cap, as "
                                      "upstream)", ge=3)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .generate import PARTITIONS, STYLES, generate
+from .generate import PARTITIONS, SPLITS, STYLES, generate
 from .trace import TRACES
 
 
@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--numbers", type=int, required=True, help="numbers per problem (2 = train, 3-5 = eval)")
     g.add_argument("--num", type=int, required=True, help="number of problems")
     g.add_argument("--seed", type=int, default=42, help="seed (paper style: reasoning-gym's; upstream: 42)")
-    g.add_argument("--split", choices=["train", "test"], default=None,
+    g.add_argument("--split", choices=SPLITS, default=None,
                    help="extra_info.split (default: train for 2 numbers, else test)")
     g.add_argument("--style", choices=STYLES, default="paper",
                    help="paper: reasoning-gym problems, upstream's prompt; compact: fgx's sampler, the "

@@ -25,12 +25,14 @@ from __future__ import annotations
 import hashlib
 import random
 
+from fgx.settings import STYLES
+
 from .ground_truth import ground_truth
 from .trace import TRACES, solution_text
 
 DATA_SOURCE_PREFIX = "reasoning-gym-countdown"
-STYLES = ("paper", "compact")
 PARTITIONS = ("none", "train", "test")
+SPLITS = ("train", "test")  # extra_info.split
 COMPACT_PREFIX = "cd "
 
 TEMPLATE = (

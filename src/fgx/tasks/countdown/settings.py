@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from fgx.settings import RL_RUNS, SFT, Sampling, knob
 
+from .trace import TRACES
+
 
 @dataclass(frozen=True)
 class Countdown:
@@ -15,7 +17,7 @@ class Countdown:
     enabled: bool = knob("false: no Countdown models, evaluations or figure")
     train_problems: int = knob("2-number problems with step traces: the atomic skill of the Multi-Base", ge=1)
     trace: str = knob("their traces: target (the winning step) | search (every step tried up to it)",
-                      choices=["target", "search"])
+                      choices=TRACES)
     max_value: int = knob("numbers are drawn from 1..max_value in every Countdown set", ge=2)
     train_repeats: int = knob("times each Countdown example appears in one Multi-Base SFT epoch", ge=0)
     string_repeats: int = knob("times each Stage-1 string example appears (keeps the string skill)", ge=0)

@@ -110,6 +110,7 @@ from functools import lru_cache
 from typing import Any
 
 from fgx.io import writable_text
+from fgx.settings import STYLES
 
 from . import functions as F
 from .expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate, parse_code,
@@ -126,7 +127,6 @@ INCORRECT = "Incorrect Composition"
 ATOMIC = "Atomic Error"
 CATEGORIES = (CORRECT, IGNORES, INCOMPLETE, INCORRECT, ATOMIC)
 FAILURES = CATEGORIES[1:]
-STYLES = ("compact", "paper")
 
 _CAP = 20_000  # length cap for values computed while testing mis-composition candidates
 

@@ -20,6 +20,8 @@ import string
 from dataclasses import dataclass
 from typing import Iterable
 
+from fgx.settings import STYLES
+
 from . import display
 from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
@@ -30,7 +32,6 @@ from .trace import solution_text
 
 DATA_SOURCE_PREFIX = "codeio"
 LOWER = string.ascii_lowercase
-STYLES = ("paper", "compact")
 SPLITS = ("train", "test")
 
 # Upstream's forward instruction (a protocol string: kept word for word).
