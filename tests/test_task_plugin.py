@@ -114,3 +114,27 @@ def test_a_bad_value_in_its_section_is_named(work, tmp_path):
     overlay.write_text(yaml.safe_dump({"sums": {"per_level": 0}}))
     proc = snakemake(work, "-n", "--configfile", str(overlay), check=False)
     assert proc.returncode != 0 and "key 'sums.per_level': got 0; minimum is 1" in proc.stdout + proc.stderr
+
+
+def test_knobs_write_publishes_its_section(work):
+    """`python -m fgx.knobs --write` (asked here for what it would write) puts its keys into the schema and
+    gives docs/knobs.md a table of them: no file but the generated ones needs editing."""
+    script = """
+import json
+from fgx import knobs
+print(json.dumps({str(p.relative_to(knobs.ROOT)): text for p, text in knobs.generated().items()}))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(work / "src"), "PATH": ""})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout)
+    schema = yaml.safe_load(got["schemas/config.schema.yaml"])
+    assert "sums" in schema["required"] and schema["properties"]["sums"]["properties"]["per_level"]["minimum"] == 1
+    assert got["docs/knobs.md"].startswith((ROOT / "docs" / "knobs.md").read_text().rstrip("\n"))
+    assert got["docs/knobs.md"].endswith(
+        "## `sums`\n\na toy task family: sums of one-digit numbers.\n\n<!-- knobs: sums -->\n"
+        "| key | allowed | default | what it is |\n|---|---|---|---|\n"
+        "| `per_level` | integer ≥ 1 | `4` | problems per level in each problem set |\n"
+        "| `train_levels` | [min, max], integers 1–12 | `[1, 2]` | [min, max] level of the training problems |\n"
+        "| `test_levels` | [min, max], integers 1–12 | `[1, 3]` | [min, max] level of the test problems |\n"
+        "<!-- /knobs -->\n")

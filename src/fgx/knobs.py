@@ -210,13 +210,17 @@ _BLOCK = re.compile(r"(<!-- knobs: (\w+) -->\n)(.*?)(<!-- /knobs -->)", re.S)
 
 
 def knobs_md(text: str, config: dict) -> str:
-    """``text`` (docs/knobs.md) with every key table rewritten; every config section needs its block."""
+    """``text`` (docs/knobs.md) with every key table rewritten; a config section without its block (a task
+    family's just registered) gets a heading, its description and its block at the end of the file."""
     found = [m[2] for m in _BLOCK.finditer(text)]
-    sections = [f.name for f in dataclasses.fields(config_class())]
-    if sorted(found) != sorted(sections):
-        missing, extra = sorted(set(sections) - set(found)), sorted(set(found) - set(sections))
-        raise SystemExit(f"{KNOBS_PATH}: key tables missing for {missing or 'none'}, unknown {extra or 'none'}; "
-                         "add '<!-- knobs: SECTION -->' and '<!-- /knobs -->' lines under the section's heading")
+    fields_by_name = {f.name: f for f in dataclasses.fields(config_class())}
+    extra = sorted(set(found) - set(fields_by_name))
+    if extra:
+        raise SystemExit(f"{KNOBS_PATH}: key tables for {extra}, which no declaration has; remove their "
+                         "'<!-- knobs: SECTION -->' ... '<!-- /knobs -->' blocks")
+    for name in [n for n in fields_by_name if n not in found]:
+        text = (text.rstrip("\n") + f"\n\n## `{name}`\n\n{knob_of(fields_by_name[name]).doc}.\n\n"
+                f"<!-- knobs: {name} -->\n<!-- /knobs -->\n")
     return _BLOCK.sub(lambda m: f"{m[1]}{table(m[2], config)}\n{m[4]}", text)
 
 
