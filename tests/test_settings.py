@@ -100,6 +100,23 @@ def test_every_config_key_is_declared_once_with_a_description():
     assert set(declared) == set(leaves(yaml.safe_load((ROOT / "config.yaml").read_text())))
 
 
+def test_the_task_families_vocabularies_are_declared_once():
+    """The prompt styles task.style allows are the ones every family's generator (and the string classifier)
+    reads, and Countdown's trace choices its trace writer's: one tuple each, imported."""
+    import importlib
+
+    from fgx.tasks.countdown import settings as countdown_settings, trace
+    from fgx.tasks.strings import failure_modes
+
+    # the packages export a generate() function: the modules by their full names
+    strings_generate, countdown_generate = (importlib.import_module(f"fgx.tasks.{family}.generate")
+                                            for family in ("strings", "countdown"))
+    assert strings_generate.STYLES is countdown_generate.STYLES is failure_modes.STYLES is S.STYLES
+    choices = {f.name: S.knob_of(f).choices for cls in (S.Task, countdown_settings.Countdown)
+               for f in dataclasses.fields(cls)}
+    assert choices["style"] is S.STYLES and choices["trace"] is trace.TRACES
+
+
 def test_machine_knobs_are_declared_with_their_keys():
     from fgx.engines.verl import commands as C
 
