@@ -20,6 +20,7 @@ os.environ["PATH"] = os.pathsep.join(
 
 from fgx.cli import job_shell_prefix
 from fgx.config import validate_config
+from fgx.inputs import check_model_path
 from fgx.plan import Plan, paths
 from fgx.plan.figures import FIGURE_WILDCARD
 from fgx.plan.models import (RL_RUN_WILDCARD, SCRATCH_BASE, SFT_MODEL_WILDCARD, rl_metrics, rl_model_dir,
@@ -33,6 +34,7 @@ shell.prefix(job_shell_prefix(workflow.basedir))
 validate_config(config, source="the merged --configfile/config.yaml",
                 schema_path=Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 check_external_files(config)
+check_model_path(config)
 plan = Plan(config)
 
 # Conda environments (used with --software-deployment-method conda): light CPU rules always run

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from configs import verl_section  # noqa: E402
 from fgx.algos.rl import ALGORITHMS, algorithm  # noqa: E402
+from toy import string_rows  # noqa: E402
 from fgx.plan import comparisons, params  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
@@ -360,13 +361,7 @@ def test_hydra_values():
 
 # ----------------------------------------------------------------------------- engine plumbing
 def _rows(n=5):
-    return pd.DataFrame({
-        "data_source": [f"codeio-forward-incomplete-depth{1 + i % 2}" for i in range(n)],
-        "prompt": [[{"role": "user", "content": f"q{i}"}] for i in range(n)],
-        "ability": ["reasoning"] * n,
-        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"ref_output": f"x{i}"})} for i in range(n)],
-        "extra_info": [{"depth": 1 + i % 2, "index": i, "split": "test"} for i in range(n)],
-    })
+    return string_rows(n)
 
 
 def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path, monkeypatch):
@@ -580,7 +575,7 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
     """An out-of-memory fix (token budgets, memory share, micro-batches, offloading) resumes the same
     checkpoints; the world size, a science knob or a knob that changes what is sampled starts afresh."""
     run, settings = rl_jobs(PAPER)[0]
-    base = E.fingerprint(settings, model="/m", world_size=8)
+    base = E.fingerprint(settings, False, model="/m", world_size=8)
     machine = {"ppo_max_token_len_per_gpu": 4096, "log_prob_max_token_len_per_gpu": 8192, "gpu_memory_utilization": 0.6,
                "param_offload": False, "optimizer_offload": False, "max_actor_ckpt_to_keep": 3,
                "sft": {"micro_batch_size_per_gpu": 4, "max_token_len_per_gpu": 4096},
@@ -589,14 +584,14 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
         if isinstance(value, dict):
             value = {**settings["verl"].get(key, {}), **value}
         changed = {**settings, "verl": {**settings["verl"], key: value}}
-        assert E.fingerprint(changed, model="/m", world_size=8) == base, key
-    assert E.fingerprint(settings, model="/m", world_size=16) != base
-    assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, model="/m", world_size=8) != base
+        assert E.fingerprint(changed, False, model="/m", world_size=8) == base, key
+    assert E.fingerprint(settings, False, model="/m", world_size=16) != base
+    assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, False, model="/m", world_size=8) != base
     for key, value in {"filter_groups_metric": "score", "max_prompt_length": 512}.items():
         changed = {**settings, "verl": {**settings["verl"], key: value}}
-        assert E.fingerprint(changed, model="/m", world_size=8) != base, key
+        assert E.fingerprint(changed, False, model="/m", world_size=8) != base, key
     for key, value in {"val_temperature": 0.6, "val_n": 3}.items():  # validation sampling: rl: keys
-        assert E.fingerprint({**settings, key: value}, model="/m", world_size=8) != base, key
+        assert E.fingerprint({**settings, key: value}, False, model="/m", world_size=8) != base, key
     assert len(machine) == 8
 
 

@@ -295,7 +295,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
     fingerprint = run_fingerprint(resolved, RESUME_NEUTRAL, model=model_dir, train=train_path, val=val_path)
     check_replaceable_dir(out_dir)  # before the training, not after it
-    files = [model_dir, train_path, val_path, out_dir, metrics_path]
+    files = [model_dir, train_path, val_path, out_dir, metrics_path, validation_path]
     ckpt = Checkpointer(work_dir, fingerprint, others=files)
     stream = PromptStream(len(train), rt.seed)
     metrics: list[dict] = []

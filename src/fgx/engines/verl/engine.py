@@ -21,7 +21,6 @@ GPU runs the same commands on the CPU, one rank: verl with fgx's CPU platform
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -30,14 +29,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from fgx.engines import validation
 from fgx.engines.metric_names import FGX_NAMES, VERL_SFT_TAGS, VERL_TAGS
 from fgx.engines.verl import commands as C
-from fgx.io import prepare_work_dir, run_fingerprint
+from fgx.engines.verl.environment import host_lock, private_ray
+from fgx.engines.verl.processes import run_logged, run_parallel
+from fgx.io import check_replaceable_dir, prepare_work_dir, remove_work_dir, run_fingerprint
 from fgx.settings import MACHINE_RUNTIME_KEYS
 
 log = logging.getLogger("fgx.engines.verl")
@@ -56,30 +56,6 @@ Runner = Callable[[Sequence[str], Mapping[str, str], Path | None], None]
 
 
 # ----------------------------------------------------------------------------- helpers
-def run_logged(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None) -> None:
-    """Run one command, its output going to ours (the job's log); raise naming it on failure."""
-    log.info("running: %s", shlex.join(map(str, argv)))
-    t0 = time.time()
-    proc = subprocess.run(list(map(str, argv)), env=dict(env), cwd=cwd)
-    log.info("exit %d after %.0f s", proc.returncode, time.time() - t0)
-    if proc.returncode != 0:
-        raise RuntimeError(f"verl engine: command failed with exit code {proc.returncode} (its output is "
-                           f"above in this job's log): {shlex.join(map(str, argv))}")
-
-
-def run_parallel(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]]) -> None:
-    """Run commands side by side (one per GPU group); raise if any fails."""
-    procs = []
-    for argv, env in zip(argvs, envs, strict=True):
-        log.info("starting (CUDA_VISIBLE_DEVICES=%s): %s", env.get("CUDA_VISIBLE_DEVICES"), shlex.join(argv))
-        procs.append((argv, subprocess.Popen(list(argv), env=dict(env))))
-    failed = [(argv, p.wait()) for argv, p in procs]
-    failed = [(argv, rc) for argv, rc in failed if rc != 0]
-    if failed:
-        raise RuntimeError("verl engine: sampling shard(s) failed: " +
-                           "; ".join(f"exit {rc}: {shlex.join(a)}" for a, rc in failed))
-
-
 def on_cpu() -> bool:
     """True when this job sees no GPU: ``CUDA_VISIBLE_DEVICES`` empty, or unset and CUDA counts none."""
     cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -101,12 +77,6 @@ def cpu_env(v: Mapping) -> dict[str, str | None]:
     return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
             "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
             "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])),
-            # verl's one-machine Ray cluster needs no token; with one, Ray writes ~/.ray/auth_token, which a
-            # later `ray start --head` (scripts/ray_slurm.sh) enforces on workers that do not send it
-            "RAY_AUTH_MODE": "disabled",
-            # a Ray cluster of its own, never one another job left on this machine (verl's num_cpus / num_gpus
-            # are refused when ray.init joins an existing cluster)
-            "RAY_ADDRESS": "local",
             # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
             "CUDA_VISIBLE_DEVICES": None}
 
@@ -192,34 +162,12 @@ def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if v is not None}
 
 
-# verl's colocated weight sync (actor -> vLLM) goes through /tmp/rl-colocate-zmq-<Ray job id>-replica-<r>-rank-<k>.sock,
-# and every job that starts a Ray cluster of its own is Ray job 01000000: two such verl RL jobs on one host bind
-# the same socket, and when their syncs meet both hang. One host-wide lock makes them take turns.
-WEIGHT_SYNC_LOCK = Path("/tmp/fgx-verl-weight-sync.lock")
-
-
-@contextlib.contextmanager
-def host_lock(path: Path = WEIGHT_SYNC_LOCK, what: str = "verl RL job"):
-    """Hold an exclusive lock on ``path`` (host-wide, released when the process ends, however it ends)."""
-    import fcntl
-
-    with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("another %s runs on this host (lock %s): waiting for it, as verl's weight sync of two "
-                     "jobs on one host would collide", what, path)
-            t0 = time.time()
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            log.info("lock %s taken after %.0f s", path, time.time() - t0)
-        yield
-
-
-def fingerprint(settings: Mapping, **inputs: Any) -> str:
+def fingerprint(settings: Mapping, cpu: bool, **inputs: Any) -> str:
     """A job's resume fingerprint: what changes its result (the settings less the machine knobs,
     :func:`fgx.engines.verl.commands.result_settings`; the inputs; the world size a trainer's
-    per-rank checkpoints were written for), never how it runs."""
-    return run_fingerprint(C.result_settings(settings), RUNTIME_KEYS, **inputs)
+    per-rank checkpoints were written for; the kind of device, as the CPU computes in fp32 and a GPU in
+    bf16, so that a job begun without a GPU and resumed with one starts afresh), never how it runs."""
+    return run_fingerprint(C.result_settings(settings), RUNTIME_KEYS, device="cpu" if cpu else "gpu", **inputs)
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path:
@@ -350,10 +298,47 @@ TRAINED = VERL_TAGS["num_groups_trained"]
 GEN_BATCHES = VERL_TAGS["num_gen_batches"]
 
 
+ATTEMPT_LOG = re.compile(r"attempt-(?P<count>\d+)\.jsonl")
+
+
+def next_attempt_log(work: Path) -> Path:
+    """A new metrics file for this attempt (verl's file logger truncates the file it opens), numbered one
+    past the highest there: attempts sort in the order they ran, whatever the clock of the node said
+    (a DST fall-back, a requeue onto a node in another zone). Created empty here, so that two attempts
+    never share a number."""
+    logs = work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    while True:
+        count = 1 + max((n for _, n in _numbered(logs.glob("attempt-*.jsonl"))), default=0)
+        path = logs / f"attempt-{count:06d}.jsonl"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return path
+        except FileExistsError:
+            continue
+
+
+def attempt_logs(work: Path) -> list[Path]:
+    """The attempts' metrics files in ``work``, first attempt first (:func:`next_attempt_log`)."""
+    return [p for p, _ in sorted(_numbered((work / "logs").glob("*.jsonl")), key=lambda pn: pn[1])]
+
+
+def _numbered(paths) -> list[tuple[Path, int]]:
+    out = []
+    for p in paths:
+        m = ATTEMPT_LOG.fullmatch(Path(p).name)
+        if m:
+            out.append((Path(p), int(m["count"])))
+        else:
+            log.warning("%s: not an attempt log fgx names (attempt-<count>.jsonl); its metrics are left out", p)
+    return out
+
+
 def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
-    """{step: metrics} from verl file-logger files; later files (resumed attempts) win."""
+    """{step: metrics} from verl file-logger files, in the order of their attempts (:func:`attempt_logs`'s
+    count): a step a later, resumed attempt logged again has that attempt's values."""
     steps: dict[int, dict] = {}
-    for path in sorted(paths):
+    for path, _ in sorted(_numbered(paths), key=lambda pn: pn[1]):
         for line in Path(path).read_text().splitlines():
             line = line.strip()
             if not line:
@@ -457,9 +442,9 @@ class VerlEngine:
         cpu = on_cpu()
         groups = [["cpu"]] if cpu else gpu_groups(visible_gpus(v["n_gpus_per_node"]),
                                                   int(settings["tensor_parallel_size"]))
-        fp = fingerprint(settings, model=model_dir, data=data_path or "dataframe", rows=len(df),
+        fp = fingerprint(settings, cpu, model=model_dir, data=data_path or "dataframe", rows=len(df),
                          shards=len(groups))
-        work = prepare_work_dir(work_dir, fp)
+        work = prepare_work_dir(work_dir, fp, [model_dir, data_path, out_path])
         if data_path is None:
             data_path = work / "input.parquet"
             if not data_path.exists():
@@ -471,11 +456,13 @@ class VerlEngine:
                                    data_path=str(Path(data_path).resolve()), out_dir=str(chunk_dir.resolve()),
                                    shard=i, num_shards=len(groups), python=self.python, cpu=cpu)
                  for i in range(len(groups))]
-        envs = [job_env(sampler_cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
-        self._run_parallel(argvs, envs)
+        with private_ray(work) as ray_env:  # vLLM starts Ray for an engine larger than one node's GPUs
+            envs = [job_env({**ray_env, **(sampler_cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)})})
+                    for g in groups]
+            self._run_parallel(argvs, envs)
         out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")), levels)
         write_parquet(out, out_path, settings=dict(settings))
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
 
     # --------------------------------------------------------------------- SFT
     def sft(self, model_dir, data_path, out_dir, work_dir, settings: Mapping) -> None:
@@ -486,10 +473,12 @@ class VerlEngine:
         from fgx.settings import SFT
 
         out_dir = Path(out_dir)
+        check_replaceable_dir(out_dir)  # before the training, not after it
         v = C.verl_settings(settings)
         cpu = on_cpu()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path, world_size=n_gpus))
+        work = prepare_work_dir(work_dir, fingerprint(settings, cpu, model=model_dir, data=data_path,
+                                                      world_size=n_gpus), [model_dir, data_path, out_dir])
         train = work / "sft.parquet"
         if not train.exists():
             rows = read_rows(data_path, "SFT data", ("prompt", "response"))
@@ -516,11 +505,11 @@ class VerlEngine:
                              experiment_name=out_dir.name, n_gpus_per_node=n_gpus, cpu=cpu)
         if not (work / TRAINED_MARKER).exists():
             set_aside_epoch_end_loader_state(ckpt, per_epoch)
-        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(next_attempt_log(work)),
                                          **(cpu_env(v) if cpu else {})}),
                     steps=per_epoch * int(job.epochs), trainer="SFT trainer")
         step_dir = latest_checkpoint(ckpt)
-        train_log = sft_train_log(read_verl_jsonl(sorted((work / "logs").glob("*.jsonl"))))
+        train_log = sft_train_log(read_verl_jsonl(attempt_logs(work)))
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
                                       python=self.python),
@@ -539,14 +528,16 @@ class VerlEngine:
         from fgx.tasks.contract import row_levels
 
         out_dir = Path(out_dir)
+        check_replaceable_dir(out_dir)  # before the training, not after it
         v = C.verl_settings(settings)
         val = read_rows(val_path, "validation prompts", ("prompt", "reward_model"))
         truths = validation.ground_truths(val, val_path)  # before the training: verl's dumps are read by them
         cpu = on_cpu()
         nnodes = 1 if cpu else slurm_job_nodes()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path,
-                                                      world_size=nnodes * n_gpus))
+        work = prepare_work_dir(work_dir, fingerprint(settings, cpu, model=model_dir, train=train_path, val=val_path,
+                                                      world_size=nnodes * n_gpus),
+                                [model_dir, train_path, val_path, out_dir, metrics_path, validation_path])
         cpus = os.environ.get("SLURM_CPUS_ON_NODE")
         ckpt = work / "checkpoints"
         argv = C.ppo_command(
@@ -557,12 +548,12 @@ class VerlEngine:
             validation_dir=str((work / "validation").resolve()))
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
-        env = job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
-                       "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
-                       "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})})
-        with host_lock():
+        with host_lock(), private_ray(work, one_node=nnodes == 1) as ray_env:
+            env = job_env({"VERL_FILE_LOGGER_PATH": str(next_attempt_log(work)),
+                           "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
+                           "FGX_GPUS_PER_NODE": str(n_gpus), **ray_env, **(cpu_env(v) if cpu else {})})
             self._train(work, argv, env, steps=int(settings["steps"]), trainer="GRPO trainer")
-        steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
+        steps = read_verl_jsonl(attempt_logs(work))
         val_levels = pd.Series(row_levels(val, val_path))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]),
                               val_prompts=val_levels.value_counts().to_dict())
@@ -578,13 +569,6 @@ class VerlEngine:
             finish_model_dir(tmp, model_dir, settings, argv)
 
     # --------------------------------------------------------------------- internals
-    @staticmethod
-    def _log_file(work: Path) -> Path:
-        """One metrics file per attempt: verl's file logger truncates the file it opens."""
-        logs = work / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        return logs / f"attempt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
-
     def _train(self, work: Path, argv: Sequence[str], env: Mapping[str, str], *, steps: int | None = None,
                trainer: str = "trainer") -> None:
         """Run a trainer in ``work`` unless an earlier attempt already finished it; with ``steps``,
