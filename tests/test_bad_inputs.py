@@ -1,6 +1,8 @@
-"""Feed it anything: every CLI in scripts/ given a missing, empty, truncated or wrong-schema input (and
-the config given bad values) exits non-zero with one line naming the file and the field and saying
-what to do, and leaves no output, not even a half-written one."""
+"""Feed it anything: every CLI in scripts/ given a missing, empty, truncated or wrong-schema input, a value
+of fgx's own tables that is wrong in any row, an incomplete model directory, or an output inside its work
+directory (under either engine), and the config given values of the wrong type or that no job can use (before
+any job starts), exits non-zero with one line naming the file, the row and the field and saying what to do,
+and leaves no output, not even a half-written one."""
 
 from __future__ import annotations
 
