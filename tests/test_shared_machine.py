@@ -271,9 +271,18 @@ def test_the_host_lock_lies_in_a_directory_only_its_user_may_enter(tmp_path):
         os.chown(mine, 65534, 65534)
         with pytest.raises(InputError, match="owner uid 65534"):
             ENV.user_dir(base)
-    with ENV.host_lock():  # the lock verl RL jobs take: which file this process holds open
-        held = {Path(os.readlink(fd.path)) for fd in os.scandir("/proc/self/fd") if fd.name.isdigit()
-                and os.readlink(fd.path).endswith(".lock")}
+    def open_files() -> set[Path]:
+        found = set()
+        for fd in os.scandir("/proc/self/fd"):
+            try:
+                found.add(Path(os.readlink(fd.path)))
+            except OSError:
+                pass
+        return found
+
+    before = open_files()
+    with ENV.host_lock():  # the lock verl RL jobs take: the file this process opens for it
+        held = open_files() - before
     assert [p.parent for p in held] == [Path("/tmp") / f"fgx-{os.getuid()}"], held
     assert stat.S_IMODE(os.stat(f"/tmp/fgx-{os.getuid()}").st_mode) == 0o700
 
