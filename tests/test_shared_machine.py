@@ -28,6 +28,7 @@ from toy import string_rows
 from fgx.engines.verl import commands as C
 from fgx.engines.verl import engine as E
 from fgx.engines.verl import environment as ENV
+from fgx.engines.verl import metrics as M
 from fgx.engines.verl import processes as P
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -435,12 +436,12 @@ def test_attempt_logs_keep_the_order_of_the_attempts_whatever_the_clock_says(tmp
     monkeypatch.setattr(time_module, "strftime", lambda fmt, *t: next(clock))
     logs = []
     for value in (1.0, 2.0, 3.0):
-        path = E.next_attempt_log(tmp_path)
+        path = M.next_attempt_log(tmp_path)
         path.write_text(json.dumps({"step": 5, "data": {"critic/score/mean": value}}) + "\n")
         logs.append(path)
-    assert E.attempt_logs(tmp_path) == logs
-    assert E.read_verl_jsonl(E.attempt_logs(tmp_path))[5]["critic/score/mean"] == 3.0
-    assert E.read_verl_jsonl(list(reversed(logs)))[5]["critic/score/mean"] == 3.0  # given in any order
+    assert M.attempt_logs(tmp_path) == logs
+    assert M.read_verl_jsonl(M.attempt_logs(tmp_path))[5]["critic/score/mean"] == 3.0
+    assert M.read_verl_jsonl(list(reversed(logs)))[5]["critic/score/mean"] == 3.0  # given in any order
 
 
 # ----------------------------------------------------------------------------- 8: device in the fingerprint

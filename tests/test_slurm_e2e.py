@@ -172,7 +172,7 @@ RAY_CHECK = GCS_PROBE + textwrap.dedent(f'''
     from pathlib import Path
     sys.path.insert(0, {str(ROOT / "src")!r})
     import ray
-    from fgx.engines.verl.engine import slurm_job_nodes
+    from fgx.engines.verl.environment import slurm_job_nodes
     ray.init()  # joins the cluster named by RAY_ADDRESS
     address = os.environ["RAY_ADDRESS"]
     print(json.dumps({{"address": address, "nodes": len(ray.nodes()),

@@ -32,6 +32,9 @@ from toy import string_rows  # noqa: E402
 from fgx.plan import comparisons, params  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
+from fgx.engines.verl import environment as ENV  # noqa: E402
+from fgx.engines.verl import formats as FMT  # noqa: E402
+from fgx.engines.verl import metrics as M  # noqa: E402
 from fgx.engines.verl import vllm_sample as VS  # noqa: E402
 
 try:
@@ -372,7 +375,7 @@ def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path
         for argv, env in zip(argvs, envs, strict=True):
             a = VS.parse_args(argv[3:])
             calls.append((a.shard, a.num_shards, env["CUDA_VISIBLE_DEVICES"]))
-            assert str(E.SRC_DIR) in env["PYTHONPATH"].split(os.pathsep)
+            assert str(ENV.SRC_DIR) in env["PYTHONPATH"].split(os.pathsep)
             rows = pd.read_parquet(a.data)
             recs = [{"row_index": i, "responses": [f"r{i}"] * a.n, "response_tokens": [3] * a.n,
                      "finish_reasons": ["stop"] * a.n, "scores": [1.0 if i % 2 else 0.0] * a.n,
@@ -535,7 +538,7 @@ def test_sft_builds_messages_and_merges(tmp_path, monkeypatch):
     assert list(log.columns) == ["step", "loss", "grad_norm", "lr"] and log["step"].tolist() == [1, 2]
     assert log["loss"].tolist() == [1.0, 0.5] and str(log["step"].dtype) == "int64"
     with pytest.raises(ValueError, match="response"):
-        E.sft_messages(_rows(2))
+        FMT.sft_messages(_rows(2))
 
 
 def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
@@ -546,9 +549,9 @@ def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
                                                                 "train/lr": 0.1}})
     first.write_text("\n".join([rec(1, 3.0), rec(2, 2.0), rec(3, 9.9)]) + '\n{"step": 4, "da')
     second.write_text("\n".join([rec(3, 1.5), rec(4, 1.0), json.dumps({"step": 5, "data": {"val/loss": 0.5}})]))
-    log = E.sft_train_log(E.read_verl_jsonl([second, first]))
+    log = M.sft_train_log(M.read_verl_jsonl([second, first]))
     assert log["step"].tolist() == [1, 2, 3, 4] and log["loss"].tolist() == [3.0, 2.0, 1.5, 1.0]
-    assert E.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
+    assert M.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
 
 
 def test_validation_accuracy_over_every_prompt_is_weighted_by_the_prompts_per_level():
@@ -556,11 +559,11 @@ def test_validation_accuracy_over_every_prompt_is_weighted_by_the_prompts_per_le
     level is that row already, so none is added beside it."""
     acc = "val-core/codeio-forward-incomplete-depth{}/acc/mean@1"
     steps = {0: {acc.format(1): 1.0, acc.format(3): 0.0}}
-    frame = E.metrics_frame(steps, 4, False, val_prompts={1: 3, 3: 1})
+    frame = M.metrics_frame(steps, 4, False, val_prompts={1: 3, 3: 1})
     val = frame[frame.metric == "val_accuracy"].set_index("level")["value"].to_dict()
     assert val == {1: 1.0, 3: 0.0, -1: 0.75}
-    assert E.metrics_frame(steps, 4, False)["value"].tolist()[-1] == 0.5  # no counts: levels weigh the same
-    odd = E.metrics_frame({0: {"val-core/some-other-task/acc/mean@1": 0.3}}, 4, False)
+    assert M.metrics_frame(steps, 4, False)["value"].tolist()[-1] == 0.5  # no counts: levels weigh the same
+    odd = M.metrics_frame({0: {"val-core/some-other-task/acc/mean@1": 0.3}}, 4, False)
     assert odd[odd.metric == "val_accuracy"][["level", "value"]].values.tolist() == [[-1, 0.3]]
 
 
@@ -661,7 +664,7 @@ def test_verl_rl_jobs_on_one_host_take_turns(tmp_path):
     order = mp.Queue()
 
     def job(name):
-        with E.host_lock(lock):
+        with ENV.host_lock(lock):
             order.put((name, "start", time.time()))
             time.sleep(0.5)
             order.put((name, "end", time.time()))

@@ -1,4 +1,10 @@
-"""What the verl engine's commands run inside: a Ray cluster no one else can use, and the host lock.
+"""What the verl engine's commands run inside: the machine (CPU or GPUs, one node or a SLURM allocation),
+a Ray cluster no one else can use, and the host lock.
+
+**The machine.** A job uses the GPUs it sees (``CUDA_VISIBLE_DEVICES``, as SLURM sets it), in data-parallel
+groups of ``tensor_parallel_size``; its SLURM allocation's nodes are asked of SLURM. A job that sees no GPU
+runs the same commands on the CPU, one rank (:func:`cpu_env`): verl with fgx's CPU platform
+(:mod:`fgx.engines.verl.cpu_platform`), vLLM's CPU build with fgx's plugin (:mod:`fgx.engines.verl.vllm_cpu`).
 
 **Ray.** verl's GRPO trainer starts Ray (``ray.init``), and :file:`scripts/ray_slurm.sh` starts it over a
 multi-node allocation (``ray start``). Ray runs code for whoever reaches its ports, so every Ray that
@@ -32,15 +38,105 @@ import os
 import secrets
 import shutil
 import stat
+import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 from fgx.io import InputError
 
 log = logging.getLogger("fgx.engines.verl")
 
+SRC_DIR = Path(__file__).resolve().parents[3]  # .../src: fgx importable from here
+
+
+# ----------------------------------------------------------------------------- the machine: CPU, GPUs, SLURM
+def on_cpu() -> bool:
+    """True when this job sees no GPU: ``CUDA_VISIBLE_DEVICES`` empty, or unset and CUDA counts none."""
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        return not cvd.strip() or cvd.strip() == "NoDevFiles"
+    try:
+        import torch
+
+        return torch.cuda.device_count() == 0
+    except Exception:  # no torch / no driver
+        return True
+
+
+def cpu_env(v: Mapping) -> dict[str, str | None]:
+    """Environment of a verl or vLLM command on the CPU: verl imports fgx's CPU platform and uses it
+    (``VERL_USE_EXTERNAL_MODULES``, ``VERL_PLATFORM``) and picks its FSDP engine, registered for
+    "cuda" only (``VERL_ENGINE_DEVICE``); vLLM takes its CPU platform and a KV cache of
+    ``verl.cpu_kv_cache_gb`` GB (else it sizes the cache as a share of the machine's memory)."""
+    return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
+            "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
+            "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])),
+            # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
+            "CUDA_VISIBLE_DEVICES": None}
+
+
+def sampler_cpu_env(v: Mapping) -> dict[str, str | None]:
+    """:func:`cpu_env` for fgx's own vLLM sampler (not verl's rollout server, whose async engine needs a
+    process of its own): vLLM's engine core and its worker run inside the sampling process, two
+    processes fewer to start, each of which imports torch and vLLM again (about half of a small sampling
+    job's time on a CPU). Requests are seeded one by one, so the samples are the same."""
+    return {**cpu_env(v), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
+
+def visible_gpus(default: int) -> list[str]:
+    """Device ids this job may use: CUDA_VISIBLE_DEVICES, else CUDA's count, else ``default``."""
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None and cvd.strip() and cvd.strip() != "NoDevFiles":
+        return [d.strip() for d in cvd.split(",") if d.strip()]
+    try:
+        import torch
+
+        n = torch.cuda.device_count()
+    except Exception:  # no torch / no driver: fall back to the configured count
+        n = 0
+    return [str(i) for i in range(n or int(default))]
+
+
+def slurm_job_nodes() -> int:
+    """Nodes of this job's SLURM allocation (1 outside SLURM).
+
+    Asked of SLURM (``squeue -j $SLURM_JOB_ID``): inside a job step, as Snakemake's SLURM jobstep
+    runs every job, SLURM_JOB_NUM_NODES / SLURM_JOB_NODELIST describe the one-node step instead.
+    """
+    job = os.environ.get("SLURM_JOB_ID")
+    if job and shutil.which("squeue"):
+        try:
+            out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%D"], capture_output=True, text=True,
+                                 timeout=60).stdout.strip()
+            if out.isdigit():
+                return max(1, int(out))
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return max(1, int(os.environ.get("SLURM_JOB_NUM_NODES") or 1))
+
+
+def gpu_groups(devices: Sequence[str], tensor_parallel_size: int) -> list[list[str]]:
+    """Split devices into data-parallel groups of ``tensor_parallel_size`` GPUs."""
+    tp = max(1, int(tensor_parallel_size))
+    if len(devices) < tp:
+        raise RuntimeError(f"model.tensor_parallel_size={tp} but this job sees {len(devices)} GPU(s) "
+                           f"({','.join(devices) or 'none'}); request more GPUs in the profile or lower it")
+    return [list(devices[i * tp:(i + 1) * tp]) for i in range(len(devices) // tp)]
+
+
+def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """This process's environment for a command, fgx importable, with ``extra`` (None: unset)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC_DIR), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("TOKENIZERS_PARALLELISM", "true")
+    env.setdefault("WANDB_MODE", "disabled")
+    env.update(extra or {})
+    return {k: v for k, v in env.items() if v is not None}
+
+
+# ----------------------------------------------------------------------------- Ray and the host lock
 TOKEN_FILE = "ray-auth-token"
 
 
