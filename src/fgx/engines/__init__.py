@@ -1,14 +1,15 @@
 """Engines: what runs a DAG job's pretraining, sampling, fine-tuning and RL.
 
-An engine is one class (:class:`Engine`, a Protocol) named in :data:`ENGINES`: the four operations the
+An engine is one class (:class:`Engine`, a Protocol) named in :data:`fgx.settings.ENGINES`: the four operations the
 DAG's scripts call, each taking the job's settings as :mod:`fgx.plan.params` builds them and writing the
 same files (docs/architecture.md), and what the DAG asks of it before any job runs: the environment file
 its sampling and training jobs use, the GPUs each asks for, whether its RL jobs take turns on a host, and
 the settings it reads. Its knobs, if it has any, are the config section named after it (``verl:``).
 
 Adding an engine: a package ``fgx/engines/<name>/`` whose class implements :class:`Engine`, one line in
-:data:`ENGINES`, its ``envs/<name>.yaml``, and its config section if it has knobs (declared in
-:mod:`fgx.settings`). Nothing in rules/ or plan/ names an engine.
+:data:`fgx.settings.ENGINES` (the config's ``engine`` choices and this registry), its ``envs/<name>.yaml``,
+and its config section if it has knobs (declared in :mod:`fgx.settings`). Nothing in rules/ or plan/ names
+an engine.
 """
 
 from __future__ import annotations
