@@ -40,7 +40,8 @@ def _runtime(**kw) -> dict:
 
 RL = _runtime(algorithm="grpo", reward="acc", steps=2, batch_size=2, group_size=2, lr=1e-6, kl_coef=0.0,
               entropy_coef=0.0, loss_agg_mode="token-mean", dynamic_sampling=False, max_generation_batches=1,
-              temperature=1.0, max_new_tokens=8, overlong_buffer=0, eval_every=1, save_every=1)
+              temperature=1.0, max_new_tokens=8, overlong_buffer=0, eval_every=1, save_every=1, val_n=1,
+              val_temperature=1.0)
 SAMPLING = _runtime(n=2, temperature=1.0, max_new_tokens=8)
 SFT = _runtime(epochs=1, batch_size=2, lr=1e-5, max_length=64)
 
