@@ -22,6 +22,7 @@ from fgx.cli import job_shell_prefix
 from fgx.config import validate_config
 from fgx.engines import engine_class
 from fgx.inputs import check_model_path
+from fgx.knobs import schema
 from fgx.plan import Plan, paths
 from fgx.plan.figures import FIGURE_WILDCARD
 from fgx.plan.models import (RL_RUN_WILDCARD, SCRATCH_BASE, SFT_MODEL_WILDCARD, rl_metrics, rl_model_dir,
@@ -32,8 +33,9 @@ from fgx.plan.splits import TEST_MANY, TEST_MANY_DATA, check_external_files
 shell.prefix(job_shell_prefix(workflow.basedir))
 
 
-validate_config(config, source="the merged --configfile/config.yaml",
-                schema_path=Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+# the schema the declarations make (schemas/config.schema.yaml is its published copy): an engine is a config
+# choice as soon as its registry line is there
+validate_config(config, source="the merged --configfile/config.yaml", schema=schema())
 check_external_files(config)
 check_model_path(config)
 plan = Plan(config)

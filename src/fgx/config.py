@@ -30,9 +30,11 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 
 
 def validate_config(config: Mapping[str, Any], source: str = "config",
-                    schema_path: str | Path = SCHEMA_PATH) -> None:
-    """Raise ConfigError naming every offending key of ``config`` (read from ``source``)."""
-    problems = schema_problems(load_schema(schema_path), dict(config)) + _semantic_checks(config)
+                    schema_path: str | Path = SCHEMA_PATH, schema: Mapping[str, Any] | None = None) -> None:
+    """Raise ConfigError naming every offending key of ``config`` (read from ``source``), by ``schema``
+    (default: the one at ``schema_path``)."""
+    schema = load_schema(schema_path) if schema is None else schema
+    problems = schema_problems(schema, dict(config)) + _semantic_checks(config)
     if problems:
         lines = "\n".join(f"  - {p}" for p in problems)
         raise ConfigError(f"invalid configuration ({source}):\n{lines}\n"
