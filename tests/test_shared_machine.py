@@ -137,6 +137,9 @@ def _capture_env(tmp_path, monkeypatch, job: str, gpus: str, nodes: int = 1) -> 
     monkeypatch.setenv("SLURM_JOB_NUM_NODES", str(nodes))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.setenv("RAY_AUTH_TOKEN", "a token of the user's own cluster")
+    monkeypatch.setenv("VLLM_SERVER_DEV_MODE", "1")  # vLLM's routes that run code, asked for in the user's shell
+    monkeypatch.setenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "1")
+    monkeypatch.setenv("VLLM_API_KEY", "a key of the user's own server")
     model, prompts = _inputs(tmp_path)
     seen = []
 
@@ -176,7 +179,8 @@ def test_every_command_that_may_start_ray_gets_a_private_authenticated_cluster(t
     allocation (ray_slurm.sh), and the vLLM shards (vLLM starts Ray for an engine larger than a node).
     Each gets RAY_AUTH_MODE=token with a fresh 0600 token file of its own (not the user's RAY_AUTH_TOKEN),
     Ray's session files in a 0700 directory of its own, and on one node RAY_ADDRESS=local (never another
-    job's cluster); verl's Ray starts without its dashboard."""
+    job's cluster); verl's Ray starts without its dashboard. verl's vLLM servers (RL) take a fresh API key of
+    their own and none of vLLM's routes that run code."""
     seen, where = _capture_env(tmp_path, monkeypatch, job, gpus, nodes)
     assert seen
     for call in seen:
@@ -185,11 +189,34 @@ def test_every_command_that_may_start_ray_gets_a_private_authenticated_cluster(t
         assert call["token_mode"] == 0o600 and len(call["token"]) == 64, call["token_mode"]
         assert call["tmp_mode"] == 0o700 and Path(env["RAY_TMPDIR"]).name.startswith("fgx-ray-")
         assert env.get("RAY_ADDRESS") == ("local" if nodes == 1 else None), env.get("RAY_ADDRESS")
+        assert "VLLM_SERVER_DEV_MODE" not in env and "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in env
+        assert len(env["VLLM_API_KEY"]) == 64 and env["VLLM_API_KEY"] not in {call["token"] for call in seen}
         if job == "rl":
             assert "+ray_kwargs.ray_init.include_dashboard=false" in call["argv"]
             assert (call["argv"][:2] == ["bash", str(E.RAY_SLURM)]) == (nodes > 1)
         assert not Path(env["RAY_AUTH_TOKEN_PATH"]).exists() and not Path(env["RAY_TMPDIR"]).exists()
     assert len({call["token"] for call in seen}) == len(seen)  # a new token every time
+    assert len({call["env"]["VLLM_API_KEY"] for call in seen}) == len(seen)
+
+
+def test_vllms_server_refuses_a_request_without_the_jobs_key(monkeypatch):
+    """What the key in VLLM_API_KEY buys, by vLLM's own middleware on an app with vLLM's default server
+    arguments (verl's server parses its arguments with vLLM's parser): the OpenAI-compatible routes refuse
+    a request without the key."""
+    pytest.importorskip("vllm")
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+    from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    from vllm.entrypoints.serve.middleware.register import init_entrypoints_middleware
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    monkeypatch.setenv("VLLM_API_KEY", "k" * 64)
+    app = FastAPI()
+    app.get("/v1/models")(lambda: {"data": []})
+    init_entrypoints_middleware(make_arg_parser(FlexibleArgumentParser()).parse_args([]), app, ("generate",))
+    client = TestClient(app)
+    assert client.get("/v1/models").status_code == 401
+    assert client.get("/v1/models", headers={"Authorization": "Bearer " + "k" * 64}).status_code == 200
 
 
 RAY_CLIENT = GCS_PROBE + textwrap.dedent('''

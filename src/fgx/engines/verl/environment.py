@@ -21,7 +21,9 @@ fgx starts is made private (:func:`private_ray`):
   joins the newest cluster it finds on the machine, another job's or another user's;
 * the dashboard off: :func:`fgx.engines.verl.commands.ppo_overrides` starts Ray with
   ``include_dashboard=false`` and ray_slurm.sh with ``--include-dashboard=false`` (its job API would
-  run code for anyone who reaches 127.0.0.1:8265).
+  run code for anyone who reaches 127.0.0.1:8265);
+* verl's vLLM servers during RL (:data:`VLLM_SERVER_ENV`): an API key of this job alone on their
+  OpenAI-compatible routes, and none of the development or LoRA-loading routes that run code.
 
 The token file and the session directory go when the command ends.
 
@@ -211,6 +213,12 @@ def session_base() -> str:
     return base if len(base) <= SESSION_BASE_MAX else "/tmp"
 
 
+# verl's RL rollout runs each vLLM engine behind vLLM's HTTP server, on the node's address at a free port
+# (verl's own calls go through Ray): its /v1 routes answer only the key in VLLM_API_KEY, and the variables that
+# would add routes running code on the engine (development endpoints, LoRA loading by path) are unset
+VLLM_SERVER_ENV = {"VLLM_SERVER_DEV_MODE": None, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": None}
+
+
 @contextlib.contextmanager
 def private_ray(work: Path, *, one_node: bool = True) -> Iterator[dict[str, str | None]]:
     """The environment of a command that may start Ray (module docstring): token authentication with a
@@ -221,7 +229,7 @@ def private_ray(work: Path, *, one_node: bool = True) -> Iterator[dict[str, str 
     token = write_token(Path(work) / TOKEN_FILE)
     session = Path(tempfile.mkdtemp(prefix="fgx-ray-", dir=session_base()))  # 0700; Ray makes "ray" inside
     env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token.resolve()), "RAY_TMPDIR": str(session),
-           "RAY_AUTH_TOKEN": None}
+           "RAY_AUTH_TOKEN": None, **VLLM_SERVER_ENV, "VLLM_API_KEY": secrets.token_hex(32)}
     env["RAY_ADDRESS"] = "local" if one_node else None
     try:
         yield env
