@@ -44,7 +44,7 @@ plan = Plan(config)
 # in the torch env; sampling and training rules in the env of the configured engine.
 ENGINE = engine_class(config["engine"])  # fgx.engines: what the DAG asks of the engine that runs the jobs
 TORCH_ENV = "../envs/torch.yaml"
-ENGINE_ENV = "../" + ENGINE.env_file
+ENGINE_ENV = f"../{ENGINE.env_file}"
 HEAVY_THREADS = config["compute"]["torch_threads"]
 GPUS = ENGINE.gpus_per_job(config)
 # an engine whose RL jobs on one host take turns (verl's: fgx.engines.verl.environment.host_lock) counts each as one

@@ -98,7 +98,7 @@ class Runtime:
 
     engine: str = knob("the engine that runs the job", choices=ENGINES)
     device: str = knob("where the torch engine runs it", choices=DEVICES)
-    seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
+    seed: int = knob("the job's own seed (fgx.seeds: from config key seed and the job's name)", ge=0)
     threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
                                optional=True)
     gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, the job's --gpu-slots; left "

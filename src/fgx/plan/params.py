@@ -7,8 +7,8 @@ from typing import Mapping
 
 from fgx.engines import engine_settings
 from fgx.plan.models import MULTI_BASE, sft_mix_repeats
-from fgx.plan.seeds import derive_seed, dumps
 from fgx.plan.splits import COUNTDOWN_TRAIN, TEST_MANY, is_countdown_split
+from fgx.seeds import derive_seed, dumps
 
 
 def _runtime(config: Mapping) -> dict:

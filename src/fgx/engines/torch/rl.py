@@ -32,8 +32,8 @@ from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolv
 from fgx.engines.torch.optim import adamw, constant
 from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import check_replaceable_dir, read_rows, run_fingerprint, write_json, write_parquet
-from fgx.plan.seeds import derive_seed
 from fgx.progress import Bar
+from fgx.seeds import derive_seed
 from fgx.settings import RL, Runtime
 from fgx.tasks import compute_score, reward, score_rows
 from fgx.tasks.contract import row_levels
