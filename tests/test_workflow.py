@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
+from fgx import seeds
 from fgx.dag import targets
-from fgx.plan import comparisons, figures, models, params, seeds, splits
+from fgx.plan import comparisons, figures, models, params, splits
 from fgx.tasks.strings.splits import split_spec
 
 ROOT = Path(__file__).resolve().parents[1]

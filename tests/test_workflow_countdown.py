@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
+from fgx import seeds
 from fgx.dag import targets
 from fgx.figures.countdown_transfer import countdown_models
-from fgx.plan import figures, models, params, seeds, splits
+from fgx.plan import figures, models, params, splits
 from fgx.algos.rft import mix_sft_data, sft_rows
 from fgx.config import ConfigError, validate_config
 from fgx.tasks import countdown as C

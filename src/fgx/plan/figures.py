@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from fgx.plan.seeds import derive_seed
+from fgx.seeds import derive_seed
 from fgx.tasks.registry import families
 
 # the study's figure targets, one fgx.figures module each

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from fgx.engines import engine_settings
 from fgx.plan.models import rl_lineages, sft_mix_repeats, sft_model
-from fgx.plan.seeds import derive_seed, dumps
 from fgx.plan.splits import TEST_MANY, split_info
+from fgx.seeds import derive_seed, dumps
 
 
 def _section(config: Mapping, keys) -> Mapping:
@@ -19,11 +20,8 @@ def _section(config: Mapping, keys) -> Mapping:
 
 def _runtime(config: Mapping) -> dict:
     # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
-    # count is not a rerun trigger
-    # the verl machine knobs reach (and rerun) only verl jobs
-    verl = config["engine"] == "verl"
-    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"] if verl else {},
-            "tensor_parallel_size": config["model"]["tensor_parallel_size"] if verl else 1}
+    # count is not a rerun trigger; an engine's knobs reach (and rerun) only that engine's jobs
+    return engine_settings(config)
 
 
 def pretrain_settings(config: Mapping) -> str:

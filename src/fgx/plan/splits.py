@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from fgx.plan import paths
-from fgx.plan.seeds import derive_seed, dumps
+from fgx.seeds import derive_seed, dumps
 from fgx.tasks.registry import all_splits, families, split_owner
 
 # The first prompts of each test level, sampled many times for pass@k at large k (evaluate.many_samples)
