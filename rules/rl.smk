@@ -25,7 +25,7 @@ rule rl:
         mem_mb=16000,
         runtime=1440,
         gpu=GPUS,
-        verl_rl=VERL_RL,
+        verl_rl=RL_PER_HOST,
         # the torch sampler's GPU shapes: machine settings (config compute:, or a profile's set-resources),
         # passed as resources so that changing them reruns nothing
         gpu_slots=plan.gpu_slots,

@@ -123,8 +123,10 @@ def paper_workdir(tmp_path_factory):
     work = base / "fgx"
     shutil.copytree(ROOT, work, ignore=COPY_IGNORE)
     model = base / "Llama-3.1-8B-Instruct"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
+    model.mkdir()  # what the config check reads before any job: a config naming its model type, weights, a tokenizer
+    (model / "config.json").write_text('{"model_type": "llama"}')
+    (model / "model.safetensors").write_bytes(b"")
+    (model / "tokenizer.json").write_text("{}")
     (base / "model.yaml").write_text(yaml.safe_dump({"model": {"path": str(model)}}))
     return work, base / "model.yaml"
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
+from fgx import seeds
+from fgx.plan import comparisons, figures, models, params, splits, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 

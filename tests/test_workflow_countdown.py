@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
+from fgx import seeds
+from fgx.plan import comparisons, figures, models, params, splits, targets
 from fgx.algos.rft import mix_sft_data, sft_rows
 from fgx.config import ConfigError, validate_config
 from fgx.tasks import countdown as C

@@ -26,7 +26,12 @@ from fgx.schema import knob, knob_of
 # What some keys allow, declared once here; the code that gives the values their meaning imports them
 # (the RL objective's, torch-free, from fgx.algos.rl: its algorithms and loss aggregations; RL_RUNS, the
 # Stage-2 train splits, below).
-ENGINES = ("torch", "verl")                           # fgx.engines.get_engine
+# The engines (config key ``engine``), the registry fgx.engines looks them up in: name -> "module:class" of
+# its fgx.engines.Engine, imported only when asked for. A new engine is a module and a line here.
+ENGINES = {
+    "torch": "fgx.engines.torch:TorchEngine",
+    "verl": "fgx.engines.verl:VerlEngine",
+}
 DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
 REWARDS = ("acc", "score")                            # fgx.tasks.reward
 ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
@@ -87,31 +92,32 @@ class _Job:
 class Runtime:
     """Keys every job carries besides its section: which engine and device run it, its seed, its
     thread count (from Snakemake's ``{threads}``, never a rerun trigger), the torch sampler's GPU
-    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and
-    the verl machine knobs."""
+    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and the
+    GPUs of one model instance; beside them each engine's config section, named after it and empty but the
+    running engine's (:func:`fgx.engines.engine_settings`), which that engine reads."""
 
     engine: str = knob("the engine that runs the job", choices=ENGINES)
     device: str = knob("where the torch engine runs it", choices=DEVICES)
-    seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
+    seed: int = knob("the job's own seed (fgx.seeds: from config key seed and the job's name)", ge=0)
     threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
                                optional=True)
     gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, the job's --gpu-slots; left "
                                  "out: none given)", ge=1, optional=True)
     gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, the job's "
                                          "--gpu-chunk-prompts; left out: none given)", ge=1, optional=True)
-    verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
-    tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)
+    tensor_parallel_size: int = knob("GPUs per model instance, as the engine declares (Engine.job_settings)", ge=1)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
         _check(cls, settings, "runtime")
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
                    threads=settings.get("threads"), gpu_slots=settings.get("gpu_slots"),
-                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"), verl=dict(settings["verl"]),
+                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))
 
 
-RUNTIME_KEYS = tuple(f.name for f in dataclasses.fields(Runtime))
+# with each engine's config section, named after it (fgx.engines.engine_settings)
+RUNTIME_KEYS = (*(f.name for f in dataclasses.fields(Runtime)), *ENGINES)
 # the runtime keys that change how a job runs, never what it computes: no fingerprint or output holds them
 MACHINE_RUNTIME_KEYS = ("threads", "gpu_slots", "gpu_chunk_prompts")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from fgx.plan.seeds import derive_seed
+from fgx.seeds import derive_seed
 
 # the figure targets, one fgx.figures module each
 FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from fgx.engines import engine_settings
 from fgx.plan.models import MULTI_BASE, sft_mix_repeats
-from fgx.plan.seeds import derive_seed, dumps
 from fgx.plan.splits import COUNTDOWN_TRAIN, TEST_MANY, is_countdown_split
+from fgx.seeds import derive_seed, dumps
 
 
 def _runtime(config: Mapping) -> dict:
     # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
-    # count is not a rerun trigger
-    # the verl machine knobs reach (and rerun) only verl jobs
-    verl = config["engine"] == "verl"
-    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"] if verl else {},
-            "tensor_parallel_size": config["model"]["tensor_parallel_size"] if verl else 1}
+    # count is not a rerun trigger; an engine's knobs reach (and rerun) only that engine's jobs
+    return engine_settings(config)
 
 
 def pretrain_settings(config: Mapping) -> str:

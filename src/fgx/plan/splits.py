@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from fgx.plan import paths
-from fgx.plan.seeds import derive_seed, dumps
+from fgx.seeds import derive_seed, dumps
 
 # The first prompts of each test level, sampled many times for pass@k at large k (evaluate.many_samples)
 TEST_MANY = "test_many"

@@ -9,7 +9,7 @@ from typing import Mapping
 
 from fgx.plan import paths
 from fgx.plan.figures import FIGURES, FINDINGS_TABLES, FigureSpec
-from fgx.plan.seeds import dumps
+from fgx.seeds import dumps
 
 
 def spec(figure: str) -> FigureSpec:
