@@ -1,6 +1,7 @@
 """Every config key, declared once: its type, allowed values and a one-line description.
 
-The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
+The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file but the
+sections task families declare for themselves: fgx.tasks.family.ConfigSection, joined by fgx.knobs). A
 field's annotation is its type and :func:`~fgx.schema.knob` its bounds, choices and description; they have no
 defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
@@ -34,6 +35,7 @@ ENGINES = {
 }
 DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
 REWARDS = ("acc", "score")                            # fgx.tasks.reward
+STYLES = ("compact", "paper")                         # every task family's prompt template (task.style)
 ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
 
 
@@ -146,7 +148,7 @@ class Task:
     """config ``task``: how problems are written."""
 
     style: str = knob("compact: chain prompts answered step by step, for the tiny model; paper: upstream's code "
-                      "prompt and JSON answer, for an LLM", choices=["compact", "paper"])
+                      "prompt and JSON answer, for an LLM", choices=STYLES)
     max_value_len: int | None = knob("longest string any problem may produce along the way (null: no cap, as "
                                      "upstream)", ge=3)
 
@@ -393,35 +395,13 @@ class SampleBrowser(_Job):
     seed: int = knob("the job's own seed: which responses are shown", ge=0)
 
 
-# ----------------------------------------------------------------------------- countdown
-@dataclass(frozen=True)
-class Countdown:
-    """config ``countdown``: the transfer to Countdown, never trained with RL."""
-
-    enabled: bool = knob("false: no Countdown models, evaluations or figure")
-    train_problems: int = knob("2-number problems with step traces: the atomic skill of the Multi-Base", ge=1)
-    trace: str = knob("their traces: target (the winning step) | search (every step tried up to it)",
-                      choices=["target", "search"])
-    max_value: int = knob("numbers are drawn from 1..max_value in every Countdown set", ge=2)
-    train_repeats: int = knob("times each Countdown example appears in one Multi-Base SFT epoch", ge=0)
-    string_repeats: int = knob("times each Stage-1 string example appears (keeps the string skill)", ge=0)
-    test_problems: int = knob("prompts per number count (and the held-out 2-number check)", ge=1)
-    test_numbers: list[int] = knob("number counts with a test set", each={"ge": 3, "le": 6}, min_items=1,
-                                   unique=True)
-    rl_runs: list[str] = knob("string-task RL runs (rl: settings) started from the Multi-Base",
-                              each={"choices": RL_RUNS}, unique=True)
-    rl_steps: int = knob("their RL steps", ge=1)
-    sft: SFT = knob("the Multi-Base's fine-tuning")
-    evaluate: Sampling = knob("Avg@n sampling of every Countdown evaluation")
-
-
 @dataclass(frozen=True)
 class SFTMix(_Job):
     """The ``mix_sft_data`` job (:func:`fgx.plan.params.sft_mix_settings`): how often each source repeats."""
 
     WHERE = "the SFT mix"
-    repeats: list[int] = knob("times each source's rows appear, aligned with the inputs (countdown.string_repeats, "
-                              "countdown.train_repeats)", each={"ge": 0}, min_items=1)
+    repeats: list[int] = knob("times each source's rows appear, aligned with the inputs (a task family's SFT model "
+                              "declares them: fgx.tasks.family.SFTModel)", each={"ge": 0}, min_items=1)
 
 
 # ----------------------------------------------------------------------------- figures, compute
@@ -539,7 +519,7 @@ def machine_keys(cls=Verl) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the whole file
 @dataclass(frozen=True)
 class Config:
-    """config.yaml: every section, every key required."""
+    """config.yaml: every section, every key required (the task families' own sections besides)."""
 
     engine: str = knob("torch: embedded, a CPU or one GPU | verl: the paper's verl + vLLM stack on GPUs",
                        choices=ENGINES)
@@ -554,7 +534,6 @@ class Config:
     rl: RLConfig = knob("Stage 2: RL with outcome reward only, one run per train split (paper Fig. 2)")
     rft_baseline: RFTStage = knob("Stage-2 baseline: iterative RFT on the same kind of Level-2 data (paper Fig. 3)")
     evaluate: Evaluate = knob("every model on the held-out test set (paper Fig. 5)")
-    countdown: Countdown = knob("transfer to Countdown (paper Section 4.3, Table 1)")
     figures: Figures = knob("plot settings")
     compute: Compute = knob("threads, and the torch sampler's shapes on a GPU")
     verl: Verl = knob("the verl engine's machine knobs")
