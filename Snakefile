@@ -13,6 +13,7 @@ configfile: "config.yaml"
 
 
 include: "rules/common.smk"
+include: "rules/generate.smk"
 include: "rules/data.smk"
 include: "rules/base.smk"
 include: "rules/rollout.smk"

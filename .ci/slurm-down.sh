@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Stop the SLURM daemons .ci/slurm-up.sh started, by the PIDs in their PID files, and wait until
 # they are gone. munged and mariadb are left running (shared services, cheap to keep).
-BASE=${BASE:-/tmp/fgx-slurm}
+# The cluster's directory: BASE, else the one SLURM_CONF lies in (BASE/etc/slurm.conf); only a directory
+# slurm-up.sh made (.ci/slurm-base.sh: root's, writable by root alone, marked) is trusted with PIDs to kill.
+. "$(dirname "$0")/slurm-base.sh"
+BASE=${BASE:-${SLURM_CONF:+$(dirname "$(dirname "$SLURM_CONF")")}}
+[ -n "$BASE" ] || { echo "slurm-down.sh: set BASE or SLURM_CONF (what slurm-up.sh printed)" >&2; exit 1; }
+check_base "$BASE" || exit 1
 status=0
 for f in "$BASE"/run/slurmd-*.pid "$BASE/run/slurmctld.pid" "$BASE/run/slurmdbd.pid"; do
   [ -s "$f" ] || continue

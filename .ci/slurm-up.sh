@@ -4,9 +4,15 @@
 # ask for GPUs schedule, and job-completion records (jobcomp/filetxt, or slurmdbd with WITH_DBD=1
 # for `sacct`). Everything but the munge key and socket lives under $BASE.
 #
-#   FAKE_GPUS=2 bash .ci/slurm-up.sh && export SLURM_CONF=/tmp/fgx-slurm/etc/slurm.conf
+#   eval "$(FAKE_GPUS=2 bash .ci/slurm-up.sh | tail -n 1)"   # exports SLURM_CONF=<its directory>/etc/slurm.conf
 #   NODES=2 ... : two slurmd on localhost (nodes n1, n2), so multi-node jobs (RL over Ray) run too
-#   ... ; bash .ci/slurm-down.sh        # stops the daemons this script started, by PID
+#   ... ; bash .ci/slurm-down.sh        # stops the daemons this script started, by PID (finds them by SLURM_CONF)
+#
+# Its directory is made fresh (mktemp -d, root's, 0755, marked by .fgx-slurm), never one that exists:
+# root writes slurm.conf there, links /etc/slurm/slurm.conf to it, and slurm-down.sh kills the PIDs in
+# it, so a directory another user made first (as a fixed name in /tmp allows) must not be it. BASE=DIR
+# names one to create (it must not exist), or one this script made before (root's, marked, writable by
+# root alone), whose daemons it then leaves running or restarts.
 #
 # Gotchas kept from the reference recipe:
 # - srun inside a job step does not see SLURM_CONF (the jobstep strips it), so the config is also
@@ -15,12 +21,20 @@
 # - slurmd ignores SIGTERM while it retries registration: slurm-down.sh escalates to SIGKILL;
 # - with slurmdbd the cluster, account and user must exist before slurmctld starts.
 set -euo pipefail
-BASE=${BASE:-/tmp/fgx-slurm}
 FAKE_GPUS=${FAKE_GPUS:-2}
 WITH_DBD=${WITH_DBD:-0}
 NODES=${NODES:-1}
 T0=$(date +%s.%N)
 [ "$(id -u)" = 0 ] || { echo "slurm-up.sh: needs root (apt-get, munge, daemons)" >&2; exit 1; }
+. "$(dirname "$0")/slurm-base.sh"
+if [ -z "${BASE:-}" ]; then
+  BASE=$(mktemp -d "${TMPDIR:-/tmp}/fgx-slurm.XXXXXXXX")
+  chmod 755 "$BASE" && touch "$BASE/$MARK"
+elif mkdir -m 755 "$BASE" 2>/dev/null; then
+  touch "$BASE/$MARK"
+else
+  check_base "$BASE" || exit 1
+fi
 
 # 0) packages
 export DEBIAN_FRONTEND=noninteractive
@@ -156,4 +170,5 @@ up || {
   echo "slurm-up.sh: node did not come up; tail of the logs:" >&2
   tail -n 20 "$BASE"/log/slurm*.log >&2; exit 1; }
 sinfo -N -o "%N %P %T %c %m %G"
-echo "cluster up in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $T0}") s; export SLURM_CONF=$SLURM_CONF"
+echo "cluster up in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $T0}") s under $BASE"
+echo "export SLURM_CONF=$SLURM_CONF"

@@ -58,9 +58,9 @@ def _free_port() -> int:
 
 
 def verl_process_env() -> None:
-    """This process as one verl rank on the CPU: fgx's CPU platform (:func:`fgx.engines.verl.engine.cpu_env`)
+    """This process as one verl rank on the CPU: fgx's CPU platform (:func:`fgx.engines.verl.environment.cpu_env`)
     and a world of one. Must run before verl is imported."""
-    from fgx.engines.verl.engine import cpu_env
+    from fgx.engines.verl.environment import cpu_env
 
     for key, value in cpu_env({"cpu_kv_cache_gb": 1}).items():
         if value is None:

@@ -71,9 +71,9 @@ def received_bytes() -> int:
 def fresh_env(scratch: Path, torch_index: str | None) -> dict[str, str]:
     """The environment of a machine that never installed fgx: empty pip cache, no local wheels, its own
     Snakemake configuration directory."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PIP_FIND_LINKS", "FGX_EXTRAS", "FGX_TORCH_INDEX")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PIP_FIND_LINKS", "PIP_LOG", "FGX_EXTRAS", "FGX_TORCH_INDEX")}
     env.update(PIP_CACHE_DIR=str(scratch / "pip-cache"), XDG_CONFIG_HOME=str(scratch / "config"))
-    env.pop("PIP_LOG", None)
     if torch_index:
         env["FGX_TORCH_INDEX"] = torch_index
     return env

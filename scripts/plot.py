@@ -16,7 +16,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     def go():
-        from fgx.figures import render
+        from fgx.figures.render import render
 
         table = render(args.figure, args.inputs, args.settings, args.pdf, args.csv, args.png)
         print(f"{args.figure}: {len(table)} rows -> {args.pdf}, {args.csv}")

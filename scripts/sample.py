@@ -14,8 +14,10 @@ def main(argv=None) -> int:
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
     def go(engine):
+        from fgx.inputs import check_model_dir
         from fgx.tasks.contract import JOB_INPUT_FIX, check_problem_file
 
+        check_model_dir(args.model)
         check_problem_file(args.data, "prompts", JOB_INPUT_FIX)
         engine.sample(args.model, args.data, args.out, args.work_dir, args.settings)
 

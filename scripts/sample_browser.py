@@ -17,7 +17,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     def go():
-        from fgx.analysis.failure_modes import classify_eval
+        from fgx.analysis.failures import classify_eval
         from fgx.analysis.sample_browser import render_html
         from fgx.io import atomic_path, read_rows
         from fgx.plan import paths
@@ -27,11 +27,13 @@ def main(argv=None) -> int:
         SampleBrowser.check(s)
         per_cell = args.per_cell if args.per_cell is not None else int(s.get("per_cell", 3))
         seed = args.seed if args.seed is not None else int(s.get("seed", 0))
-        tables = {}
+        tables, categories = {}, []
         for path in args.inputs:
             rows = read_rows(path, "evaluation samples", ("responses", "reward_model"))
-            tables[paths.parse(paths.EVAL, path)["model"]] = classify_eval(rows, level=args.level, source=path)
-        page = render_html(tables, per_cell=per_cell, seed=seed)
+            table, classifier = classify_eval(rows, level=args.level, source=path)
+            tables[paths.parse(paths.EVAL, path)["model"]] = table
+            categories += classifier.CATEGORIES
+        page = render_html(tables, per_cell=per_cell, seed=seed, categories=categories)
         with atomic_path(args.out, suffix=".html") as tmp:
             tmp.write_text(page, encoding="utf-8")
         print(f"sample browser: {sum(len(t) for t in tables.values())} responses of {len(tables)} models -> "

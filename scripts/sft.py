@@ -13,8 +13,14 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="output Hugging Face model directory")
     p.add_argument("--work-dir", required=True, help="resumable work of an interrupted run lives here")
     args = p.parse_args(argv)
-    return run_job(lambda engine: engine.sft(args.model, args.data, args.out, args.work_dir, args.settings),
-                   args.settings)
+
+    def go(engine):
+        from fgx.inputs import check_model_dir
+
+        check_model_dir(args.model)
+        engine.sft(args.model, args.data, args.out, args.work_dir, args.settings)
+
+    return run_job(go, args.settings)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from fgx.analysis.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval
+from fgx.tasks.strings.failure_modes import CATEGORIES, CORRECT, IGNORES, classify_eval
 from fgx.analysis.sample_browser import render_html
 from fgx.figures import failure_modes as FIG_FM
 from fgx.figures import function_transfer as FIG_FT

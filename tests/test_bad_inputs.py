@@ -1,6 +1,8 @@
-"""Feed it anything: every CLI in scripts/ given a missing, empty, truncated or wrong-schema input (and
-the config given bad values) exits non-zero with one line naming the file and the field and saying
-what to do, and leaves no output, not even a half-written one."""
+"""Feed it anything: every CLI in scripts/ given a missing, empty, truncated or wrong-schema input, a value
+of fgx's own tables that is wrong in any row, an incomplete model directory, or an output inside its work
+directory (under either engine), and the config given values of the wrong type or that no job can use (before
+any job starts), exits non-zero with one line naming the file, the row and the field and saying what to do,
+and leaves no output, not even a half-written one."""
 
 from __future__ import annotations
 
@@ -190,6 +192,118 @@ def test_a_work_dir_fgx_did_not_make_is_named_and_left_alone(good, tmp_path, scr
     assert not Path(paths[out_key]).exists()
 
 
+# values a JSON schema's types accept and a job cannot use, each with the words of its error line
+UNUSABLE_VALUES = [
+    # YAML reads these as numbers, which a JSON schema's integer and number accept
+    (lambda c: c["rl"].update(steps=2.0), "key 'rl.steps': got 2.0; expected type integer (a whole number"),
+    (lambda c: c["rl"].update(lr=float("nan")), "key 'rl.lr': got NaN; expected type number (a finite number"),
+    (lambda c: c["figures"].update(passk_ks=[1.0, 4]), "key 'figures.passk_ks.0': got 1.0"),
+    # a figure of a level no test has, verl without the metrics file, an override verl cannot parse
+    (lambda c: c["figures"].update(passk_levels=[1, 9]), "key 'figures.passk_levels': got [1, 9]; the test set"),
+    (lambda c: c.update(engine="verl") or c["verl"].update(logger=["console"]), "key 'verl.logger'"),
+    (lambda c: c["verl"].update(ppo_overrides=["trainer.total_epochs 3"]), "key 'verl.ppo_overrides': got"),
+]
+
+
+def test_values_a_job_cannot_use_fail_before_any_job_each_named(tmp_path):
+    """Every such value in one config: one run refuses it before any job, each key on a line of its own."""
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for edit, _ in UNUSABLE_VALUES:
+        edit(cfg)
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", str(tmp_path / "bad.yaml")],
+                          cwd=ROOT, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Building DAG" not in out, out[-3000:]
+    for _, message in UNUSABLE_VALUES:
+        assert len([line for line in out.splitlines() if message in line]) == 1, (message, out[-3000:])
+
+
+@pytest.mark.parametrize("damage,words", [
+    ("absent", "model.path directory not found"),
+    ("no_model_type", "names no model_type"),
+    ("no_weights", "no weights"),
+    ("missing_shard", "model-00002-of-00002.safetensors"),
+    ("no_tokenizer", "no tokenizer"),
+])
+def test_a_bad_model_path_fails_before_any_job(good, tmp_path, damage, words):
+    """model.path (model.source: path) is a directory every sampling and training job reads: checked whole
+    before any job starts, naming the file and the fix."""
+    model = tmp_path / "llm"
+    shutil.copytree(good["model"], model)
+    if damage == "absent":
+        shutil.rmtree(model)
+    elif damage == "no_model_type":
+        config = json.loads((model / "config.json").read_text())
+        del config["model_type"]
+        (model / "config.json").write_text(json.dumps(config))
+    elif damage == "no_weights":
+        (model / "model.safetensors").unlink()
+    elif damage == "missing_shard":
+        (model / "model.safetensors").rename(model / "model-00001-of-00002.safetensors")
+        (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+            "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+    else:
+        for f in model.glob("tokenizer*"):
+            f.unlink()
+    config = {"model": {"source": "path", "path": str(model)}, "task": {"style": "paper"}}
+    if damage != "absent":  # the check itself (what common.smk calls before any job), in this process
+        from fgx.inputs import check_model_path
+        from fgx.io import InputError
+
+        with pytest.raises(InputError, match=re.escape(words)):
+            check_model_path(config)
+        return
+    overlay = tmp_path / "llm.yaml"
+    overlay.write_text(yaml.safe_dump(config))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", str(overlay)], cwd=ROOT,
+                          capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and words in out and "Building DAG" not in out, out[-3000:]
+
+
+def _verl(settings: dict) -> dict:
+    from configs import verl_section
+
+    return {**settings, "engine": "verl", "verl": verl_section()}
+
+
+@pytest.mark.parametrize("engine", ["torch", "verl"])
+@pytest.mark.parametrize("script", ["sample.py", "sft.py", "rl.py"])
+def test_an_output_inside_the_work_dir_is_refused_before_any_work(good, tmp_path, script, engine):
+    """``--out W/... --work-dir W`` (the job would delete its own output with its work directory) is refused
+    by either engine before any work, and W keeps what it holds."""
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "fingerprint.txt").write_text("0123456789abcdef\n")  # an fgx work directory of another run
+    (work / "keep.parquet").write_bytes(b"PAR1")
+    argv, _, out_key = CALLS[script]
+    if engine == "verl":
+        i = argv.index("--settings") + 1
+        argv = [*argv[:i], json.dumps(_verl(json.loads(argv[i]))), *argv[i + 1:]]
+    paths = {**_paths(good, tmp_path), "work": str(work), out_key: str(work / "result")}
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    _one_error(proc, str(work), "work directory holds")
+    assert sorted(p.name for p in work.iterdir()) == ["fingerprint.txt", "keep.parquet"]
+
+
+@pytest.mark.parametrize("script", ["sft.py", "rl.py"])
+def test_an_output_directory_fgx_may_not_replace_is_refused_by_verl_before_training(good, tmp_path, script):
+    """A model ``--out`` naming a user's directory: the verl engine refuses it before verl starts, as the torch
+    engine does (tests above), not after the training."""
+    mine = tmp_path / "my files"
+    (mine / "notes").mkdir(parents=True)
+    argv, _, _ = CALLS[script]
+    i = argv.index("--settings") + 1
+    argv = [*argv[:i], json.dumps(_verl(json.loads(argv[i]))), *argv[i + 1:]]
+    paths = {**_paths(good, tmp_path), "out": str(mine)}
+    proc = subprocess.run([sys.executable, str(SCRIPTS / script), *_fill(argv, paths)], capture_output=True,
+                          text=True, cwd=tmp_path)
+    _one_error(proc, "my files", "not a model directory")
+    assert sorted(p.name for p in mine.iterdir()) == ["notes"] and not (tmp_path / "work").exists()
+
+
 def _leftovers(directory: Path) -> list[str]:
     """What a failed job left in its output directory: anything at all (an output, or a temporary such as
     parquet's ``.result.parquet.XXXX.parquet``, which a ``*.tmp*`` glob never matched)."""
@@ -220,6 +334,14 @@ NO_DEPTH = lambda df: df.assign(extra_info=[{k: v for k, v in e.items() if k != 
                                             for e in df["extra_info"]])
 ZERO_ROWS = lambda df: df.head(0)  # noqa: E731
 UNEVEN = lambda df: df.assign(correct=[list(c)[:1] for c in df["correct"]])  # noqa: E731
+# fgx's own tables with a value the jobs cannot read right: a type, a range, a count that disagrees
+CORRECT_AS_TEXT = lambda df: df.assign(correct=[["yes", "no"] for _ in df["correct"]])  # noqa: E731
+SCORE_OUT_OF_RANGE = lambda df: df.assign(scores=[[1.0, 5.0 if i == 2 else -1.0] for i in range(len(df))])  # noqa: E731
+N_CORRECT_OFF = lambda df: df.assign(n_correct=[2 if i == 3 else 1 for i in range(len(df))])  # noqa: E731
+LEVEL_MISSING = lambda df: df.assign(level=[None if i == 1 else lv for i, lv in enumerate(df["level"])])  # noqa: E731
+PASS_AT_K_ABOVE_1 = lambda df: df.assign(pass_at_k=[1.5 if i == 0 else v for i, v in enumerate(df["pass_at_k"])])  # noqa: E731
+K_ZERO = lambda df: df.assign(k=[0] * len(df))  # noqa: E731
+RESPONSE_NOT_TEXT = lambda df: df.assign(response=list(range(len(df))))  # noqa: E731
 
 # (script, the input broken, how, words the one error line must hold)
 BAD_CONTENT = {
@@ -239,6 +361,14 @@ BAD_CONTENT = {
     "browser-gt-not-json": ("sample_browser.py", "eval", NOT_JSON, ["reward_model.ground_truth"]),
     "pretrain-zero-rows": ("pretrain.py", "problems", ZERO_ROWS, ["no rows"]),
     "plot-zero-rows": ("plot.py", "metrics", ZERO_ROWS, ["no rows"]),
+    "metrics-correct-as-text": ("metrics.py", "eval", CORRECT_AS_TEXT, ["column 'correct'", "string", "true/false"]),
+    "filter-score-out-of-range": ("filter_rollouts.py", "eval", SCORE_OUT_OF_RANGE, ["row 2", "'scores'", "5.0"]),
+    "metrics-n-correct-off": ("metrics.py", "eval", N_CORRECT_OFF, ["row 3", "'n_correct'", "says 2"]),
+    "metrics-level-missing": ("metrics.py", "eval", LEVEL_MISSING, ["row 1", "'level'", "no value"]),
+    "plot-pass-at-k-above-1": ("plot.py", "metrics", PASS_AT_K_ABOVE_1, ["row 0", "'pass_at_k'", "1.5"]),
+    "plot-k-zero": ("plot.py", "metrics", K_ZERO, ["row 0", "'k'", ">= 1"]),
+    "sft-response-not-text": ("sft.py", "sft", RESPONSE_NOT_TEXT, ["column 'response'", "a string"]),
+    "mix-response-not-text": ("mix_sft_data.py", "sft", RESPONSE_NOT_TEXT, ["column 'response'"]),
 }
 
 

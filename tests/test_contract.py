@@ -4,6 +4,7 @@ for a valid row and the same one-line error for a row without ``extra_info.depth
 from __future__ import annotations
 
 import ast
+import re
 import importlib.util
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_row_level_reads_extra_info_depth_and_nothing_else():
 
 
 def test_valid_rows_read_the_same_level_everywhere(tmp_path):
-    from fgx.analysis.failure_modes import classify_eval
+    from fgx.tasks.strings.failure_modes import classify_eval
     from fgx.tasks.leakage import row_keys
 
     rows = S.generate(stage=2, split="test", min_level=1, max_level=3, num=6, seed=0, style="compact")
@@ -72,7 +73,7 @@ def test_valid_rows_read_the_same_level_everywhere(tmp_path):
 
 
 def test_every_reader_gives_the_one_message_for_a_missing_level(no_level, tmp_path):
-    from fgx.analysis.failure_modes import classify_eval
+    from fgx.tasks.strings.failure_modes import classify_eval
     from fgx.engines.torch import rl, sampling
     from fgx.engines.verl.engine import VerlEngine
     from fgx.tasks.leakage import row_keys
@@ -135,3 +136,50 @@ def test_no_module_reads_a_level_but_the_contract():
     own = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "src/fgx").rglob("*.py")) if p != contract
            for lines in [_depth_reads(p)] if lines}
     assert own == {}, f"read a row's level with fgx.tasks.contract.row_level / row_levels instead: {own}"
+
+
+def _with_ground_truth(rows, i: int, edit) -> None:
+    import json
+
+    rm = dict(rows.at[i, "reward_model"])
+    gt = json.loads(rm["ground_truth"])
+    edit(gt)
+    rm["ground_truth"] = json.dumps(gt)
+    rows.at[i, "reward_model"] = rm
+
+
+@pytest.mark.parametrize("family, row, edit, message", [
+    ("strings", 250, lambda gt: gt.update(ref_output=7),
+     "field reward_model.ground_truth.ref_output must be a string, got int 7 (strings task)"),
+    ("strings", 299, lambda gt: gt.update(ref_input={"x": None}),
+     "field reward_model.ground_truth.ref_input.x must be a string, got null (strings task)"),
+    ("strings", 3, lambda gt: gt.pop("ref_code"), "field reward_model.ground_truth lacks ref_code (strings task)"),
+    ("countdown", 280, lambda gt: gt.update(numbers=[3, "x"]),
+     "field reward_model.ground_truth.numbers[1] must be an integer, got 'x' (countdown task)"),
+    ("countdown", 201, lambda gt: gt.update(answer=2.5),
+     "field reward_model.ground_truth.answer must be an integer, got 2.5 (countdown task)"),
+    ("countdown", 0, lambda gt: gt.pop("answer"), "field reward_model.ground_truth lacks answer (countdown task)"),
+])
+def test_every_row_and_every_ground_truth_field_is_checked(tmp_path, family, row, edit, message):
+    """Each row, the last included, and each field of its family's ground truth for its type: one line naming
+    the file, the row, the field and the fix."""
+    from fgx.tasks import countdown as C
+
+    rows = (S.generate(stage=2, split="test", min_level=1, max_level=2, num=300, seed=0, style="compact")
+            if family == "strings" else C.generate(numbers=2, num=300, seed=0, style="compact"))
+    path = tmp_path / "rows.parquet"
+    write_parquet(rows, path)
+    assert check_problem_file(path, "prompts", JOB_INPUT_FIX) == 300
+    _with_ground_truth(rows, row, edit)
+    write_parquet(rows, path)
+    with pytest.raises(ContractError, match=re.escape(f"{path}: row {row}: {message}; regenerate it")) as err:
+        check_problem_file(path, "prompts", JOB_INPUT_FIX)
+    assert "\n" not in str(err.value)
+
+
+def test_a_prompt_that_is_not_text_is_named(tmp_path):
+    rows = S.generate(stage=2, split="test", min_level=1, max_level=1, num=4, seed=0, style="compact")
+    rows.at[2, "prompt"] = [{"role": "user", "content": None}]
+    write_parquet(rows, tmp_path / "p.parquet")
+    with pytest.raises(ContractError, match=r"p.parquet: row 2: field prompt must be a list of \{role, content\}"):
+        check_problem_file(tmp_path / "p.parquet")

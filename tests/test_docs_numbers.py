@@ -120,13 +120,13 @@ def test_every_research_log_anchor_linked_exists():
 # paper's setup, merged over config.yaml); each quote is checked against the config it names.
 README = (ROOT / "README.md").read_text()
 PAPER_SCALE = (ROOT / "docs" / "paper-scale.md").read_text()
+DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text())
+PAPER = yaml.safe_load((ROOT / "config.paper.yaml").read_text())
 
 
 def one_line(text):
     """The text with every run of whitespace one space: a quote matches wherever the lines wrap."""
     return " ".join(text.split())
-DEFAULT = yaml.safe_load((ROOT / "config.yaml").read_text())
-PAPER = yaml.safe_load((ROOT / "config.paper.yaml").read_text())
 
 
 def setting(config, dotted):

@@ -7,8 +7,8 @@ import random
 import pandas as pd
 import pytest
 
-from fgx.analysis import failure_modes as FM
-from fgx.analysis.failure_modes import (ATOMIC, CATEGORIES, CORRECT, IGNORES, INCOMPLETE, INCORRECT, classify,
+from fgx.tasks.strings import failure_modes as FM
+from fgx.tasks.strings.failure_modes import (ATOMIC, CATEGORIES, CORRECT, IGNORES, INCOMPLETE, INCORRECT, classify,
                                         classify_detailed, classify_eval)
 from fgx.tasks.strings import evaluate, generate, parse_code, solution_text, trace_lines
 from fgx.tasks.strings.generate import program_code

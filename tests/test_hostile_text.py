@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fgx.analysis.failure_modes import classify_detailed, classify_eval, truth_trace
+from fgx.tasks.strings.failure_modes import classify_detailed, classify_eval, truth_trace
 from fgx.analysis.sample_browser import render_html
 from fgx.io import write_parquet
 from fgx.tasks import strings as S

@@ -196,7 +196,8 @@ def _killed_writer(tmp_path: Path, how: str, sig) -> int:
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, how, str(tmp_path)], stdout=subprocess.PIPE,
                             text=True, env=env)
     assert proc.stdout.readline().strip() == "writing"
-    assert sorted(p.name.split(".")[-1] for p in tmp_path.iterdir()) == ["parquet", "tmp"]  # both mid-write
+    # both mid-write, each holding its writers' lock
+    assert sorted(p.name.split(".")[-1] for p in tmp_path.iterdir()) == ["lock", "lock", "parquet", "tmp"]
     proc.send_signal(sig)
     return proc.wait(timeout=30)
 
@@ -214,7 +215,7 @@ def test_the_next_write_removes_what_a_sigkilled_writer_left_and_nothing_else(tm
     import signal
 
     assert _killed_writer(tmp_path, "plain", signal.SIGKILL) == -signal.SIGKILL
-    assert len(list(tmp_path.iterdir())) == 2  # no finally ran: a file and a directory left over
+    assert len(list(tmp_path.iterdir())) == 4  # no finally ran: a file, a directory and their locks left over
     near_misses = [".metrics.parquet.notes.parquet", ".metrics.parquet.abcd1234.csv",
                    "metrics.parquet.abcd1234.parquet", ".other.parquet.abcd1234.parquet", ".model.abcd1234.tmp.bak"]
     for name in near_misses:  # names a user might have, close to fgx's but not fgx's own

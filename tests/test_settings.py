@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from fgx import settings as S
-from fgx.plan import models, params, splits
+from fgx.plan import params, splits
 from fgx.config import load_schema
+from fgx.tasks.countdown.models import MULTI_BASE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,7 @@ def test_the_workflow_builds_settings_every_job_reads():
     S.Pretrain.from_settings(json.loads(params.pretrain_settings(cfg)))
     S.RL.from_settings(json.loads(params.rl_settings(cfg, "level2")))
     S.RL.from_settings(json.loads(params.rl_settings(cfg, "level1", "multi")))
-    for model in ("stage1", "rft_level2_iter1", models.MULTI_BASE):
+    for model in ("stage1", "rft_level2_iter1", MULTI_BASE):
         S.SFT.from_settings(json.loads(params.sft_settings(cfg, model)))
     for purpose, model, split in (("rollout", "base", "stage1"), ("rollout", "stage1", "level2_chunk1"),
                                   ("eval", "rl_level2", "test"), ("eval", "stage1_multi", "countdown3")):
@@ -54,7 +55,7 @@ def test_the_workflow_builds_settings_every_job_reads():
     # the light jobs' own settings
     S.Filter.from_settings(json.loads(params.filter_settings(cfg, "stage1")))
     S.Metrics.from_settings(json.loads(params.metrics_settings(cfg)))
-    S.SFTMix.from_settings(json.loads(params.sft_mix_settings(cfg, models.MULTI_BASE)))
+    S.SFTMix.from_settings(json.loads(params.sft_mix_settings(cfg, MULTI_BASE)))
     S.PromptSubset.from_settings(json.loads(splits.many_samples_settings(cfg)))
     S.SampleBrowser.from_settings(json.loads(params.browser_settings(cfg)))
 
@@ -73,8 +74,9 @@ def test_the_committed_schema_and_key_tables_are_what_the_declarations_generate(
 
 
 def test_every_config_key_is_declared_once_with_a_description():
-    """config.yaml's keys are exactly the declared ones, and every declaration says what its key is."""
-    from fgx import schema
+    """config.yaml's keys are exactly the declared ones (fgx.settings' and the task families' sections), and
+    every declaration says what its key is."""
+    from fgx import knobs, schema
 
     def keys(cls, prefix=""):
         for f, tp in schema.fields(cls):
@@ -93,9 +95,26 @@ def test_every_config_key_is_declared_once_with_a_description():
             else:
                 yield f"{prefix}{k}"
 
-    declared = list(keys(S.Config))
+    declared = list(keys(knobs.config_class()))
     assert len(declared) == len(set(declared)) > 100
     assert set(declared) == set(leaves(yaml.safe_load((ROOT / "config.yaml").read_text())))
+
+
+def test_the_task_families_vocabularies_are_declared_once():
+    """The prompt styles task.style allows are the ones every family's generator (and the string classifier)
+    reads, and Countdown's trace choices its trace writer's: one tuple each, imported."""
+    import importlib
+
+    from fgx.tasks.countdown import settings as countdown_settings, trace
+    from fgx.tasks.strings import failure_modes
+
+    # the packages export a generate() function: the modules by their full names
+    strings_generate, countdown_generate = (importlib.import_module(f"fgx.tasks.{family}.generate")
+                                            for family in ("strings", "countdown"))
+    assert strings_generate.STYLES is countdown_generate.STYLES is failure_modes.STYLES is S.STYLES
+    choices = {f.name: S.knob_of(f).choices for cls in (S.Task, countdown_settings.Countdown)
+               for f in dataclasses.fields(cls)}
+    assert choices["style"] is S.STYLES and choices["trace"] is trace.TRACES
 
 
 def test_machine_knobs_are_declared_with_their_keys():

@@ -33,6 +33,7 @@ import pytest
 import yaml
 
 from fgx.checkout import copy_checkout
+from ray_probe import GCS_PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
@@ -50,8 +51,8 @@ def _slurm_up() -> bool:
 
 
 pytestmark = [pytest.mark.slurm,
-              pytest.mark.skipif(not _slurm_up(), reason="no SLURM cluster: run `bash .ci/slurm-up.sh` and export "
-                                                         "SLURM_CONF=/tmp/fgx-slurm/etc/slurm.conf")]
+              pytest.mark.skipif(not _slurm_up(), reason="no SLURM cluster: run `bash .ci/slurm-up.sh` and the "
+                                                         "`export SLURM_CONF=...` line it prints last")]
 
 
 def _node_count() -> int:
@@ -166,14 +167,28 @@ def test_throwaway_dag_runs_through_slurm_like_locally(tmp_path):
 
 
 # ----------------------------------------------------------------------------- RL on two nodes
-RAY_CHECK = textwrap.dedent(f'''
+RAY_CHECK = GCS_PROBE + textwrap.dedent(f'''
     import json, os, sys
+    from pathlib import Path
     sys.path.insert(0, {str(ROOT / "src")!r})
     import ray
-    from fgx.engines.verl.engine import slurm_job_nodes
+    from fgx.engines.verl.environment import slurm_job_nodes
     ray.init()  # joins the cluster named by RAY_ADDRESS
-    print(json.dumps({{"address": os.environ.get("RAY_ADDRESS"), "nodes": len(ray.nodes()),
-                      "gpus": ray.cluster_resources().get("GPU", 0), "engine_nodes": slurm_job_nodes()}}))
+    address = os.environ["RAY_ADDRESS"]
+    print(json.dumps({{"address": address, "nodes": len(ray.nodes()),
+                      "gpus": ray.cluster_resources().get("GPU", 0), "engine_nodes": slurm_job_nodes(),
+                      "no_token": gcs(address, None),
+                      "job_token": gcs(address, Path(os.environ["RAY_AUTH_TOKEN_PATH"]).read_text()),
+                      "dashboard": ray._private.worker.get_dashboard_url() or ""}}))
+''')
+# the rule's command: ray_slurm.sh in the environment the verl engine gives it (fgx.engines.verl.environment)
+RAY_RUN = textwrap.dedent('''
+    import os, subprocess, sys
+    from pathlib import Path
+    from fgx.engines.verl.environment import private_ray
+    with private_ray(Path.cwd(), one_node=False) as env:
+        env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+        sys.exit(subprocess.run(sys.argv[1:], env=env).returncode)
 ''')
 
 
@@ -183,6 +198,7 @@ def test_rl_resources_on_two_nodes_start_ray_over_the_allocation(tmp_path):
     pytest.importorskip("ray")
     venv_bin = Path(sys.executable).parent
     (tmp_path / "check_ray.py").write_text(RAY_CHECK)
+    (tmp_path / "run_ray.py").write_text(RAY_RUN)
     (tmp_path / "Snakefile").write_text(textwrap.dedent(f'''
         localrules: all
 
@@ -193,8 +209,9 @@ def test_rl_resources_on_two_nodes_start_ray_over_the_allocation(tmp_path):
             output: "ray.json"
             resources: gpu=1
             shell:
-                "export PATH={venv_bin}:$PATH; "
-                "bash {ROOT / 'scripts' / 'ray_slurm.sh'} -- {sys.executable} check_ray.py | tail -n 1 > {{output}}"
+                "export PATH={venv_bin}:$PATH PYTHONPATH={ROOT / 'src'}; "
+                "{sys.executable} run_ray.py bash {ROOT / 'scripts' / 'ray_slurm.sh'} -- {sys.executable} check_ray.py "
+                "| tail -n 1 > {{output}}"
     '''))
     rl = {**yaml.safe_load(PROFILE.read_text())["set-resources"]["rl"], "nodes": 2}
     prof = ci_profile(tmp_path / "profile", set_resources={"rl": rl})
@@ -204,6 +221,7 @@ def test_rl_resources_on_two_nodes_start_ray_over_the_allocation(tmp_path):
     got = yaml.safe_load((tmp_path / "ray.json").read_text())
     assert got["nodes"] == 2 and got["gpus"] == 2 and got["address"], got  # gres gpu:1 on each of 2 nodes
     assert got["engine_nodes"] == 2, got  # what the verl engine passes as trainer.nnodes
+    assert got["no_token"] == "UNAUTHENTICATED" and got["job_token"] == "OK" and got["dashboard"] == "", got
 
 
 # ----------------------------------------------------------------------------- the smoke DAG

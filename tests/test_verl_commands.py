@@ -28,9 +28,13 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from configs import verl_section  # noqa: E402
 from fgx.algos.rl import ALGORITHMS, algorithm  # noqa: E402
+from toy import string_rows  # noqa: E402
 from fgx.plan import comparisons, params  # noqa: E402
 from fgx.engines.verl import commands as C  # noqa: E402
 from fgx.engines.verl import engine as E  # noqa: E402
+from fgx.engines.verl import environment as ENV  # noqa: E402
+from fgx.engines.verl import formats as FMT  # noqa: E402
+from fgx.engines.verl import metrics as M  # noqa: E402
 from fgx.engines.verl import vllm_sample as VS  # noqa: E402
 
 try:
@@ -360,13 +364,7 @@ def test_hydra_values():
 
 # ----------------------------------------------------------------------------- engine plumbing
 def _rows(n=5):
-    return pd.DataFrame({
-        "data_source": [f"codeio-forward-incomplete-depth{1 + i % 2}" for i in range(n)],
-        "prompt": [[{"role": "user", "content": f"q{i}"}] for i in range(n)],
-        "ability": ["reasoning"] * n,
-        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"ref_output": f"x{i}"})} for i in range(n)],
-        "extra_info": [{"depth": 1 + i % 2, "index": i, "split": "test"} for i in range(n)],
-    })
+    return string_rows(n)
 
 
 def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path, monkeypatch):
@@ -377,7 +375,7 @@ def test_sample_runs_one_shard_per_gpu_group_and_assembles_the_contract(tmp_path
         for argv, env in zip(argvs, envs, strict=True):
             a = VS.parse_args(argv[3:])
             calls.append((a.shard, a.num_shards, env["CUDA_VISIBLE_DEVICES"]))
-            assert str(E.SRC_DIR) in env["PYTHONPATH"].split(os.pathsep)
+            assert str(ENV.SRC_DIR) in env["PYTHONPATH"].split(os.pathsep)
             rows = pd.read_parquet(a.data)
             recs = [{"row_index": i, "responses": [f"r{i}"] * a.n, "response_tokens": [3] * a.n,
                      "finish_reasons": ["stop"] * a.n, "scores": [1.0 if i % 2 else 0.0] * a.n,
@@ -540,7 +538,7 @@ def test_sft_builds_messages_and_merges(tmp_path, monkeypatch):
     assert list(log.columns) == ["step", "loss", "grad_norm", "lr"] and log["step"].tolist() == [1, 2]
     assert log["loss"].tolist() == [1.0, 0.5] and str(log["step"].dtype) == "int64"
     with pytest.raises(ValueError, match="response"):
-        E.sft_messages(_rows(2))
+        FMT.sft_messages(_rows(2))
 
 
 def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
@@ -551,9 +549,9 @@ def test_a_resumed_sft_logs_each_step_once_the_later_attempts_value(tmp_path):
                                                                 "train/lr": 0.1}})
     first.write_text("\n".join([rec(1, 3.0), rec(2, 2.0), rec(3, 9.9)]) + '\n{"step": 4, "da')
     second.write_text("\n".join([rec(3, 1.5), rec(4, 1.0), json.dumps({"step": 5, "data": {"val/loss": 0.5}})]))
-    log = E.sft_train_log(E.read_verl_jsonl([second, first]))
+    log = M.sft_train_log(M.read_verl_jsonl([second, first]))
     assert log["step"].tolist() == [1, 2, 3, 4] and log["loss"].tolist() == [3.0, 2.0, 1.5, 1.0]
-    assert E.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
+    assert M.sft_train_log({}).columns.tolist() == ["step", "loss", "grad_norm", "lr"]
 
 
 def test_validation_accuracy_over_every_prompt_is_weighted_by_the_prompts_per_level():
@@ -561,11 +559,11 @@ def test_validation_accuracy_over_every_prompt_is_weighted_by_the_prompts_per_le
     level is that row already, so none is added beside it."""
     acc = "val-core/codeio-forward-incomplete-depth{}/acc/mean@1"
     steps = {0: {acc.format(1): 1.0, acc.format(3): 0.0}}
-    frame = E.metrics_frame(steps, 4, False, val_prompts={1: 3, 3: 1})
+    frame = M.metrics_frame(steps, 4, False, val_prompts={1: 3, 3: 1})
     val = frame[frame.metric == "val_accuracy"].set_index("level")["value"].to_dict()
     assert val == {1: 1.0, 3: 0.0, -1: 0.75}
-    assert E.metrics_frame(steps, 4, False)["value"].tolist()[-1] == 0.5  # no counts: levels weigh the same
-    odd = E.metrics_frame({0: {"val-core/some-other-task/acc/mean@1": 0.3}}, 4, False)
+    assert M.metrics_frame(steps, 4, False)["value"].tolist()[-1] == 0.5  # no counts: levels weigh the same
+    odd = M.metrics_frame({0: {"val-core/some-other-task/acc/mean@1": 0.3}}, 4, False)
     assert odd[odd.metric == "val_accuracy"][["level", "value"]].values.tolist() == [[-1, 0.3]]
 
 
@@ -580,7 +578,7 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
     """An out-of-memory fix (token budgets, memory share, micro-batches, offloading) resumes the same
     checkpoints; the world size, a science knob or a knob that changes what is sampled starts afresh."""
     run, settings = rl_jobs(PAPER)[0]
-    base = E.fingerprint(settings, model="/m", world_size=8)
+    base = E.fingerprint(settings, False, model="/m", world_size=8)
     machine = {"ppo_max_token_len_per_gpu": 4096, "log_prob_max_token_len_per_gpu": 8192, "gpu_memory_utilization": 0.6,
                "param_offload": False, "optimizer_offload": False, "max_actor_ckpt_to_keep": 3,
                "sft": {"micro_batch_size_per_gpu": 4, "max_token_len_per_gpu": 4096},
@@ -589,14 +587,14 @@ def test_resume_fingerprint_holds_what_changes_the_result_and_not_how_it_runs(tm
         if isinstance(value, dict):
             value = {**settings["verl"].get(key, {}), **value}
         changed = {**settings, "verl": {**settings["verl"], key: value}}
-        assert E.fingerprint(changed, model="/m", world_size=8) == base, key
-    assert E.fingerprint(settings, model="/m", world_size=16) != base
-    assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, model="/m", world_size=8) != base
+        assert E.fingerprint(changed, False, model="/m", world_size=8) == base, key
+    assert E.fingerprint(settings, False, model="/m", world_size=16) != base
+    assert E.fingerprint({**settings, "lr": settings["lr"] * 2}, False, model="/m", world_size=8) != base
     for key, value in {"filter_groups_metric": "score", "max_prompt_length": 512}.items():
         changed = {**settings, "verl": {**settings["verl"], key: value}}
-        assert E.fingerprint(changed, model="/m", world_size=8) != base, key
+        assert E.fingerprint(changed, False, model="/m", world_size=8) != base, key
     for key, value in {"val_temperature": 0.6, "val_n": 3}.items():  # validation sampling: rl: keys
-        assert E.fingerprint({**settings, key: value}, model="/m", world_size=8) != base, key
+        assert E.fingerprint({**settings, key: value}, False, model="/m", world_size=8) != base, key
     assert len(machine) == 8
 
 
@@ -666,7 +664,7 @@ def test_verl_rl_jobs_on_one_host_take_turns(tmp_path):
     order = mp.Queue()
 
     def job(name):
-        with E.host_lock(lock):
+        with ENV.host_lock(lock):
             order.put((name, "start", time.time()))
             time.sleep(0.5)
             order.put((name, "end", time.time()))

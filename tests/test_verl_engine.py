@@ -115,7 +115,8 @@ def test_a_killed_verl_sft_resumes_from_its_epoch_end_checkpoint_and_trains_the_
     the model equals one trained without a kill."""
     from safetensors.torch import load_file
 
-    from fgx.engines.verl.engine import VerlEngine, sft_steps_per_epoch
+    from fgx.engines.verl.checkpoints import sft_steps_per_epoch
+    from fgx.engines.verl.engine import VerlEngine
 
     work_dir = verl_run / "results/work/rft_sft/stage1"
     resolved = json.loads((verl_run / "results/models/stage1/resolved_config.json").read_text())
@@ -597,7 +598,7 @@ def sample_with_vllm(model_dir: Path, rows_path: Path, out_dir: Path, max_tokens
     from configs import verl_section
 
     from fgx.engines.verl import commands as C
-    from fgx.engines.verl.engine import job_env, sampler_cpu_env
+    from fgx.engines.verl.environment import job_env, sampler_cpu_env
 
     argv = [sys.executable, "-m", C.SAMPLE_MODULE, "--model", str(model_dir), "--data", str(rows_path),
             "--out-dir", str(out_dir), "--n", str(n), "--temperature", repr(temperature), "--max-tokens",

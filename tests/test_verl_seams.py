@@ -372,7 +372,7 @@ def _verl_sft_loader(examples: int, batch_size: int, world_size: int, rank: int 
 
 
 def test_sft_steps_per_epoch_is_the_length_of_verls_sft_loader():
-    from fgx.engines.verl.engine import sft_steps_per_epoch
+    from fgx.engines.verl.checkpoints import sft_steps_per_epoch
 
     cases = [(n, b, w) for n in (1, 7, 16, 63, 64, 65, 130, 1001) for b in (1, 4, 16, 64) for w in (1, 2, 8) if b >= w]
     for n, b, w in cases:
@@ -384,7 +384,7 @@ def test_an_sft_resume_at_an_epoch_boundary_trains_the_next_epoch(tmp_path):
     """verl issue #7401 with verl's own data loader: the state saved at the end of epoch 0 makes the
     resumed epoch 1 yield no batch; with fgx setting that state aside, epoch 1 yields the batches an
     uninterrupted run's epoch 1 yields, in the same order. A mid-epoch state is left for verl."""
-    from fgx.engines.verl.engine import set_aside_epoch_end_loader_state
+    from fgx.engines.verl.checkpoints import set_aside_epoch_end_loader_state
 
     def epoch(sampler, loader, e):
         sampler.set_epoch(e)

@@ -1,4 +1,5 @@
-"""The wiring decisions (fgx.plan) and the DAG's shape, checked without running jobs."""
+"""The wiring decisions (fgx.plan, the string task's problem sets) and the DAG's shape, checked without
+running jobs."""
 
 import json
 import subprocess
@@ -9,7 +10,10 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
+from fgx import seeds
+from fgx.dag import targets
+from fgx.plan import comparisons, figures, models, params, splits
+from fgx.tasks.strings.splits import split_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,16 +30,18 @@ def test_seeds_are_stable_and_distinct():
 
 
 def test_split_specs_follow_the_paper(config):
-    s1 = splits.string_split_spec(config, "stage1")
+    s1 = split_spec(config, "stage1")
     assert (s1["stage"], s1["split"], s1["min_level"], s1["max_level"]) == (1, "train", 1, 1)
-    l12 = splits.string_split_spec(config, "level1to2")
+    l12 = split_spec(config, "level1to2")
     assert (l12["stage"], l12["split"], l12["min_level"], l12["max_level"]) == (2, "train", 1, 2)
-    test = splits.string_split_spec(config, "test")
+    test = split_spec(config, "test")
     lo, hi = config["data"]["test_levels"]
     assert (test["split"], test["min_level"], test["max_level"]) == ("test", lo, hi)
     assert test["num"] == config["data"]["test_per_level"] * (hi - lo + 1)
-    val = splits.string_split_spec(config, "val")
-    assert val["seed"] != test["seed"] and (val["min_level"], val["max_level"]) == (lo, hi)
+    val = split_spec(config, "val")
+    assert (val["min_level"], val["max_level"]) == (lo, hi)
+    assert splits.generate_seed(config, "val") != splits.generate_seed(config, "test")
+    assert splits.generate_seed(config, "test") == seeds.derive_seed(config["seed"], "data", "test")
     # the validation set: its own count per level (more where a level's prompts spread the most)
     counts = config["data"]["val_per_level"]
     assert val["num"] == sum(counts) and len(counts) == hi - lo + 1
@@ -43,11 +49,13 @@ def test_split_specs_follow_the_paper(config):
     even = {**config, "data": {**config["data"], "val_per_level": [16] * len(counts)}}
     assert "--level-shares" not in splits.generate_args(even, "val")  # the even split: the former command
     with pytest.raises(ValueError, match="unknown string-task split"):
-        splits.string_split_spec(config, "level9")
+        split_spec(config, "level9")
+    with pytest.raises(ValueError, match="unknown split 'level9'"):
+        splits.generate_args(config, "level9")
 
 
 def test_pretraining_sets_use_the_prior_grammar_carried_inputs_and_first_steps(config):
-    args = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    args = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert " --inputs carried" in args["pretrain"] and "--grammar" not in args["pretrain"]
     assert " --grammar prior" in args["pretrain_prior"]
     assert args["pretrain_steps"].endswith("--first-step --first-step-unmarked 0.1")
@@ -58,20 +66,20 @@ def test_pretraining_sets_use_the_prior_grammar_carried_inputs_and_first_steps(c
 
 def test_prior_depth_reaches_only_the_prior(config):
     """data.pretrain_prior_levels changes the prior's problem set alone."""
-    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     config["data"]["pretrain_prior_levels"] = [2, 4]
-    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
     assert "--min-level 2 --max-level 4" in after["pretrain_prior"]
 
 
 def test_prior_level_shares_reach_only_the_prior_and_equal_shares_are_the_even_split(config):
-    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     config["data"].update(pretrain_prior_levels=[2, 5], pretrain_prior_level_shares=[1, 1, 1, 1])
-    even = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    even = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert "--level-shares" not in even["pretrain_prior"]
     config["data"]["pretrain_prior_level_shares"] = [3, 3, 1, 1]
-    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert sorted(s for s in before if before[s] != after[s]) == ["pretrain_prior"]
     assert after["pretrain_prior"] == even["pretrain_prior"] + " --level-shares 3 3 1 1"
 
@@ -94,10 +102,10 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     """data.pretrain_step_problems > 0 adds the pretrain_steps split (levels from pretrain_step_levels);
     it changes no other split's arguments but the test/val exclusions."""
     config["data"]["pretrain_step_problems"] = 0
-    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert "pretrain_steps" not in before and not any("--first-step" in a for a in before.values())
     config["data"]["pretrain_step_problems"] = 300
-    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert splits.pretrain_splits(config)[-1] == "pretrain_steps" and "pretrain_steps" in splits.training_splits(config)
     assert " --min-level 2 --max-level 6 --num 300 " in after["pretrain_steps"]
     assert after["pretrain_steps"].startswith("--stage 1 ")
@@ -111,14 +119,15 @@ def test_first_step_problems_are_a_pretraining_split_the_held_out_sets_leave_out
     assert splits.generate_args(config, "pretrain_steps").endswith("--first-step --first-step-unmarked 0.25")
     assert all(splits.generate_args(config, s) == after[s] for s in after if s != "pretrain_steps")
     llm = {**config, "model": {"source": "path", "path": "/models/llama", "tensor_parallel_size": 1}}
-    assert "pretrain_steps" not in splits.string_splits(llm) and splits.generate_exclusions(llm, "test") == []
+    assert "pretrain_steps" not in splits.family_splits(llm, "strings")
+    assert splits.generate_exclusions(llm, "test") == []
 
 
 def test_test_set_over_the_train_functions(config):
     """data.test_train_funcs_per_level adds a Stage-2 set over the train functions, in the test partition,
     that leaves out every Stage-2 training file; no model learns from it, the leakage check reads it, and
     the function_transfer figure compares the contrast pairs on it and on the held-out test set."""
-    spec = splits.string_split_spec(config, "test_train_funcs")
+    spec = split_spec(config, "test_train_funcs")
     lo, hi = config["data"]["test_train_funcs_levels"]
     assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "train", lo, hi)
     assert spec["num"] == config["data"]["test_train_funcs_per_level"] * (hi - lo + 1)
@@ -129,30 +138,30 @@ def test_test_set_over_the_train_functions(config):
     assert excluded[2:] == [f"results/data/strings/{s}.parquet"
                             for s in ("level1", "level2", "level1to2", "level2_chunk1", "level2_chunk2")]
     assert "test_train_funcs" in splits.eval_splits(config) and "test_train_funcs" not in splits.training_splits(config)
-    assert targets.planned_figures(config)[-1] == "function_transfer"
+    assert "function_transfer" in targets.planned_figures(config)
     models = ["rl_level2", "rl_level1", "rl_level1to2", "stage1", "rft_level2_iter2"]
     assert targets.figure_inputs(config, "function_transfer") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_train_funcs") for m in models]
     pairs = json.loads(targets.figure_settings(config, "function_transfer"))["pairs"]
     assert pairs == comparisons.contrast_pairs(config)
     # a test-set knob: the other splits' arguments stay as they are
-    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     config["data"]["test_train_funcs_levels"] = [2, 3]
-    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_train_funcs"]
     config["data"]["test_train_funcs_per_level"] = 0
-    assert "test_train_funcs" not in splits.string_splits(config)
+    assert "test_train_funcs" not in splits.family_splits(config, "strings")
     assert splits.eval_splits(config) == ["test", "val", "test_full_trace"]
     assert "function_transfer" not in targets.planned_figures(config)
     with pytest.raises(ValueError, match="unknown string-task split"):
-        splits.string_split_spec(config, "test_train_funcs")
+        split_spec(config, "test_train_funcs")
 
 
 def test_full_trace_test_set(config):
     """data.test_full_trace_per_level adds a held-out set (test partition, eval functions) of prompts only a
     full trace solves, none of them in the test set; every model of a contrast pair is evaluated on it for
     the model_contrasts figure, and no other split or figure changes with its knobs."""
-    spec = splits.string_split_spec(config, "test_full_trace")
+    spec = split_spec(config, "test_full_trace")
     lo, hi = config["data"]["test_full_trace_levels"]
     assert (spec["stage"], spec["split"], spec["min_level"], spec["max_level"]) == (2, "test", lo, hi)
     assert spec["num"] == config["data"]["test_full_trace_per_level"] * (hi - lo + 1)
@@ -165,17 +174,17 @@ def test_full_trace_test_set(config):
     own = [f"results/metrics/{m}/test.parquet" for m in models]  # each model's own pass@1 interval
     assert targets.figure_inputs(config, "model_contrasts") == [
         f"results/eval/{m}/{s}.parquet" for s in ("test", "test_full_trace") for m in models] + own
-    assert all("test_full_trace" not in p for f in figures.FIGURES if f != "model_contrasts"
+    assert all("test_full_trace" not in p for f in figures.figure_names() if f != "model_contrasts"
                for p in targets.figure_inputs(config, f))
-    before = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    before = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     config["data"]["test_full_trace_levels"] = [4, 5]
-    after = {s: splits.generate_args(config, s) for s in splits.string_splits(config)}
+    after = {s: splits.generate_args(config, s) for s in splits.family_splits(config, "strings")}
     assert sorted(s for s in before if before[s] != after[s]) == ["test_full_trace"]
     config["data"]["test_full_trace_per_level"] = 0
-    assert "test_full_trace" not in splits.string_splits(config)
+    assert "test_full_trace" not in splits.family_splits(config, "strings")
     assert targets.figure_inputs(config, "model_contrasts") == [f"results/eval/{m}/test.parquet" for m in models] + own
     with pytest.raises(ValueError, match="unknown string-task split"):
-        splits.string_split_spec(config, "test_full_trace")
+        split_spec(config, "test_full_trace")
 
 
 def test_model_lineage(config):
@@ -219,14 +228,15 @@ def test_dry_run_with_an_experiment_overlay(overlay):
 
 
 def test_findings_read_the_tables_of_the_figures_planned(config):
+    # the study's tables, then those of the task families' findings (Countdown's)
     assert targets.findings_inputs(config) == [f"figures/{n}.csv" for n in
                                           ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts",
-                                           "countdown_transfer", "function_transfer")]
+                                           "function_transfer", "countdown_transfer")]
     config["countdown"]["enabled"] = False
     assert "figures/countdown_transfer.csv" not in targets.findings_inputs(config)
     config["data"]["test_train_funcs_per_level"] = 0
     assert "figures/function_transfer.csv" not in targets.findings_inputs(config)
-    assert set(figures.FINDINGS_TABLES) <= set(figures.FIGURES)
+    assert set(figures.findings_tables()) <= set(figures.figure_names())
 
 
 def test_contrast_pairs_follow_the_runs(config):

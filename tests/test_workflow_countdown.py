@@ -1,5 +1,5 @@
-"""The Countdown transfer lineage (paper Section 4.3): wiring decisions in fgx.plan, the
-merged SFT data, and the jobs a dry run plans for figures/countdown_transfer.pdf."""
+"""The Countdown transfer lineage (paper Section 4.3): the countdown task family's record read through
+fgx.plan, the merged SFT data, and the jobs a dry run plans for figures/countdown_transfer.pdf."""
 
 import copy
 import json
@@ -9,10 +9,14 @@ import pytest
 import yaml
 
 from dagtools import planned_jobs
-from fgx.plan import comparisons, figures, models, params, seeds, splits, targets
+from fgx import seeds
+from fgx.dag import targets
+from fgx.figures.countdown_transfer import countdown_models
+from fgx.plan import figures, models, params, splits
 from fgx.algos.rft import mix_sft_data, sft_rows
 from fgx.config import ConfigError, validate_config
 from fgx.tasks import countdown as C
+from fgx.tasks.countdown import splits as CS
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["stage1_multi", "rl_multi_level1", "rl_multi_level1to2", "rl_level1to2"]
@@ -24,33 +28,35 @@ def config():
 
 
 def test_splits_and_generator_arguments(config):
-    assert splits.countdown_splits(config) == ["countdown_train", "countdown2", "countdown3", "countdown4",
-                                           "countdown5"]
-    train = splits.countdown_split_spec(config, "countdown_train")
+    assert splits.family_splits(config, "countdown") == ["countdown_train", "countdown2", "countdown3",
+                                                         "countdown4", "countdown5"]
+    train = CS.split_spec(config, "countdown_train")
     assert (train["numbers"], train["partition"], train["split"]) == (2, "train", "train")
     assert train["num"] == config["countdown"]["train_problems"]
-    check = splits.countdown_split_spec(config, "countdown2")       # held out from the training problems
+    check = CS.split_spec(config, "countdown2")       # held out from the training problems
     assert (check["numbers"], check["partition"]) == (2, "test")
-    test4 = splits.countdown_split_spec(config, "countdown4")
+    test4 = CS.split_spec(config, "countdown4")
     assert (test4["numbers"], test4["num"], test4["partition"]) == (4, config["countdown"]["test_problems"], "none")
-    assert len({splits.countdown_split_spec(config, s)["seed"] for s in splits.countdown_splits(config)}) == 5
+    assert len({splits.generate_seed(config, s) for s in CS.split_names(config)}) == 5
     assert train["style"] == config["task"]["style"]
     seed3 = seeds.derive_seed(config["seed"], "countdown", "countdown3")
-    assert splits.countdown_generate_args(config, "countdown3") == (
+    assert splits.generate_args(config, "countdown3") == (
         f"--numbers 3 --num {config['countdown']['test_problems']} --seed {seed3} "
         "--split test --style compact --partition none --max-value 100 --trace target")
     # the trace is the training data's only: a test set never changes with it
     traced = copy.deepcopy(config)
     traced["countdown"]["trace"] = "search"
-    assert splits.countdown_generate_args(traced, "countdown_train").endswith("--trace search")
-    assert all(splits.countdown_generate_args(traced, s) == splits.countdown_generate_args(config, s)
-               for s in splits.countdown_splits(config) if s != "countdown_train")
+    assert splits.generate_args(traced, "countdown_train").endswith("--trace search")
+    assert all(splits.generate_args(traced, s) == splits.generate_args(config, s)
+               for s in CS.split_names(config) if s != "countdown_train")
     smaller = copy.deepcopy(config)
     smaller["countdown"]["max_value"] = 20
-    assert all("--max-value 20" in splits.countdown_generate_args(smaller, s) for s in splits.countdown_splits(config))
+    assert all("--max-value 20" in splits.generate_args(smaller, s) for s in CS.split_names(config))
     for bad in ("countdown7", "countdown", "train"):
         with pytest.raises(ValueError, match="unknown countdown split"):
-            splits.countdown_split_spec(config, bad)
+            CS.split_spec(config, bad)
+        with pytest.raises(ValueError, match=f"unknown split '{bad}'"):
+            splits.generate_args(config, bad)
 
 
 def test_data_paths(config):
@@ -108,7 +114,7 @@ def test_countdown_rl_steps_set_only_the_multi_lineage(config):
 
 
 def test_figure_inputs_and_targets(config):
-    assert comparisons.countdown_models(config) == MODELS
+    assert countdown_models(config) == MODELS
     inputs = targets.figure_inputs(config, "countdown_transfer")
     assert inputs == [f"results/eval/{m}/countdown{n}.parquet" for m in MODELS for n in (3, 4, 5)] + [
         "results/eval/stage1_multi/countdown2.parquet"]  # the Multi-Base's atomic skill
@@ -116,7 +122,7 @@ def test_figure_inputs_and_targets(config):
     off = copy.deepcopy(config)
     off["countdown"]["enabled"] = False
     assert "figures/countdown_transfer.pdf" not in targets.figure_targets(off)
-    assert not splits.countdown_enabled(off) and len(targets.figure_targets(off)) == len(figures.FIGURES) - 1
+    assert len(targets.figure_targets(off)) == len(figures.figure_names()) - 1
 
 
 def test_countdown_knobs_are_local(config):

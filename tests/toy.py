@@ -38,6 +38,19 @@ def toy_rows(n=16, solution="abc\n"):
     })
 
 
+def string_rows(n: int) -> pd.DataFrame:
+    """``n`` prompt rows of the string task's data sources (Levels 1 and 2 in turn), for engine plumbing tests."""
+    import json
+
+    return pd.DataFrame({
+        "data_source": [f"codeio-forward-incomplete-depth{1 + i % 2}" for i in range(n)],
+        "prompt": [[{"role": "user", "content": f"q{i}"}] for i in range(n)],
+        "ability": ["reasoning"] * n,
+        "reward_model": [{"style": "rule", "ground_truth": json.dumps({"ref_output": f"x{i}"})} for i in range(n)],
+        "extra_info": [{"depth": 1 + i % 2, "index": i, "split": "test"} for i in range(n)],
+    })
+
+
 def rand_model(tok, arch="llama", seed=1):
     """Random model with larger init so greedy argmaxes are well separated."""
     if arch == "llama":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -29,9 +30,11 @@ def load_schema(path: str | Path = SCHEMA_PATH) -> dict:
 
 
 def validate_config(config: Mapping[str, Any], source: str = "config",
-                    schema_path: str | Path = SCHEMA_PATH) -> None:
-    """Raise ConfigError naming every offending key of ``config`` (read from ``source``)."""
-    problems = schema_problems(load_schema(schema_path), dict(config)) + _semantic_checks(config)
+                    schema_path: str | Path = SCHEMA_PATH, schema: Mapping[str, Any] | None = None) -> None:
+    """Raise ConfigError naming every offending key of ``config`` (read from ``source``), by ``schema``
+    (default: the one at ``schema_path``)."""
+    schema = load_schema(schema_path) if schema is None else schema
+    problems = schema_problems(schema, dict(config)) + _semantic_checks(config)
     if problems:
         lines = "\n".join(f"  - {p}" for p in problems)
         raise ConfigError(f"invalid configuration ({source}):\n{lines}\n"
@@ -83,7 +86,29 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
             and rl["overlong_buffer"] >= rl["max_new_tokens"]:
         problems.append(f"key 'rl.overlong_buffer': got {rl['overlong_buffer']}; it must be below rl.max_new_tokens "
                         f"({rl['max_new_tokens']}), or 0 for no overlong penalty")
+    figures = _mapping(config, "figures")
+    if _is_range(test_levels):
+        for key, levels in (("passk_levels", figures.get("passk_levels")),
+                            ("failure_level", [figures.get("failure_level")])):
+            outside = [lv for lv in levels or [] if isinstance(lv, int) and not test_levels[0] <= lv <= test_levels[1]]
+            if outside:
+                problems.append(f"key 'figures.{key}': got {figures.get(key)}; the test set has levels "
+                                f"{test_levels[0]}..{test_levels[1]} (data.test_levels), so choose among them")
+    verl = _mapping(config, "verl")
+    if config.get("engine") == "verl" and isinstance(verl.get("logger"), list) and "file" not in verl["logger"]:
+        problems.append(f"key 'verl.logger': got {verl['logger']}; it must include \"file\": each RL run's "
+                        "metrics.parquet is read from verl's file logger")
+    for key, overrides in (("verl.ppo_overrides", verl.get("ppo_overrides")),
+                           ("verl.sft.overrides", _mapping(verl, "sft").get("overrides"))):
+        for item in overrides if isinstance(overrides, list) else []:
+            if isinstance(item, str) and not HYDRA_OVERRIDE.fullmatch(item):
+                problems.append(f"key '{key}': got {json.dumps(item)}; write a Hydra override: key=value, "
+                                "+key=value (a key verl's config lacks), ++key=value or ~key")
     return problems
+
+
+# a Hydra override as verl's command line takes it: [+|++]dotted.key=value, or ~dotted.key[=value]
+HYDRA_OVERRIDE = re.compile(r"(?:\+\+|\+)?[A-Za-z_][\w.\-/@]*=.*|~[A-Za-z_][\w.\-/@]*(?:=.*)?", re.S)
 
 
 def _mapping(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from fgx.errors import InputError  # raised here for every reader and writer (fgx.io.InputError)
+
 
 def _umask() -> int:
     """The process's file-mode creation mask (read, not changed, where /proc allows)."""
@@ -85,10 +87,58 @@ def _temporary_name(path: Path, suffix: str) -> re.Pattern:
     return re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}{re.escape(suffix)}")
 
 
+# what a file system that cannot lock answers flock (some NFS and Lustre mounts)
+_NO_LOCKS = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL, errno.EBADF}
+
+
+@contextlib.contextmanager
+def writer_lock(path: Path) -> Iterator[bool]:
+    """Hold the lock of the writers of ``path`` while the block runs: ``.NAME.lock`` beside it, locked
+    with flock. A second writer of the same path (a job run twice with ``--nolock``, a script run by hand
+    beside the DAG) waits for the first, so two never write one output at once, and the temporaries a
+    lock holder finds beside ``path`` are a dead writer's (:func:`remove_stale_temporaries`). The lock file
+    goes when the block ends. Yields False, holding nothing, where the file system refuses locks."""
+    import fcntl
+
+    log = logging.getLogger(__name__)
+    lock = path.with_name(f".{path.name}.lock")
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.info("another writer of %s holds %s: waiting for it to finish", path, lock.name)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as err:
+            os.close(fd)
+            if err.errno not in _NO_LOCKS:
+                raise
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            log.info("%s: the file system refuses locks (%s): writing without one, and leaving any temporary "
+                     "a killed writer left beside it", path, err.strerror)
+            yield False
+            return
+        try:  # the lock file we locked is still the one at that name (the last holder deletes it)
+            current = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()  # before the lock is released: a writer waiting on this file then takes a new one
+        os.close(fd)
+
+
 def remove_stale_temporaries(path: Path, suffixes: Iterable[str]) -> list[Path]:
     """Delete the temporaries an earlier writer of ``path`` left beside it when it was killed outright
-    (SIGKILL, a lost node: no ``finally`` runs). Only names of the exact form the writers below make for
-    this ``path`` go; one Snakemake job writes an output, so no live writer owns them. Returns them."""
+    (SIGKILL, a lost node: no ``finally`` runs). Called holding :func:`writer_lock`, so no live writer
+    owns them; only names of the exact form the writers below make for this ``path`` go. Returns them."""
     patterns = [_temporary_name(path, s) for s in suffixes]
     stale = [p for p in path.parent.iterdir() if any(r.fullmatch(p.name) for r in patterns)]
     for p in stale:
@@ -103,6 +153,16 @@ def remove_stale_temporaries(path: Path, suffixes: Iterable[str]) -> list[Path]:
 
 
 @contextlib.contextmanager
+def _sole_writer(path: Path, suffixes: tuple[str, ...]) -> Iterator[None]:
+    """The writer of ``path`` for the block: its directory made, its lock held, a dead writer's temporaries gone."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(path) as locked:
+        if locked:
+            remove_stale_temporaries(path, suffixes)
+        yield
+
+
+@contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
 
@@ -112,9 +172,7 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     mkstemp's private 0600, so group members on a shared cluster can read the results.
     """
     path = Path(path)
-    with named_write_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(path, (suffix or ".tmp",))
+    with named_write_errors(path), _sole_writer(path, (suffix or ".tmp",)):
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
         os.close(fd)
         tmp = Path(tmp)
@@ -141,9 +199,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     new one under ``.NAME.XXXX.tmp``), never a half-deleted one under ``path``."""
     path = Path(path)
     check_replaceable_dir(path)
-    with named_write_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(path, (".tmp", ".old"))
+    with named_write_errors(path), _sole_writer(path, (".tmp", ".old")):
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
         try:
             yield tmp
@@ -353,24 +409,25 @@ def set_aside(path: str | os.PathLike, why: str) -> Path:
     return aside
 
 
-class InputError(ValueError):
-    """An input file is missing, unreadable or lacks a column; the message names file, field and fix."""
-
-
 def read_rows(path: str | os.PathLike, what: str, columns: tuple[str, ...] = ()):
     """Read the parquet ``path`` (a ``what``) with a clear error when it is missing, not parquet
-    (truncated, empty) or lacks one of ``columns``."""
-    import pandas as pd
+    (truncated, empty), lacks one of ``columns``, or holds a column of fgx's own tables that is not what
+    fgx writes there, in any row (:func:`fgx.inputs.check_table`)."""
+    import pyarrow.parquet as pq
+
+    from fgx.inputs import check_table
 
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: {what} not found; run the rule that writes it (snakemake {p}) or fix the path")
     try:
-        df = pd.read_parquet(p)
+        table = pq.read_table(p)
     except Exception as err:  # pyarrow raises several types for truncated or foreign files
         raise InputError(f"{p}: cannot read the {what} as parquet ({type(err).__name__}: {str(err)[:200]}); the "
                          "file is truncated or not parquet: delete it and rerun the rule that writes it") from None
-    return require_columns(df, p, what, columns)
+    df = require_columns(table.to_pandas(), p, what, columns)
+    check_table(table, p, what)
+    return df
 
 
 def require_columns(df, path: str | os.PathLike, what: str, columns: tuple[str, ...]):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass
@@ -173,24 +174,44 @@ def explain(error, prefix: str = "") -> str:
     if v in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
         return f"key '{key}': got {found}; {v} is {s[v]}"
     if v == "type":
-        return f"key '{key}': got {found}; expected type {s['type']}"
+        want = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        return f"key '{key}': got {found}; expected type {' or '.join(want)}" + \
+            "".join(_NEAR_MISS[t] for t in want if t in _NEAR_MISS and _near_miss(error.instance, t))
     if v in {"oneOf", "anyOf"} and "description" in s:  # a key of several forms says which ones in words
         return f"key '{key}': got {found}; want {s['description']}"
     return f"key '{key}': {error.message}"
+
+
+# what a value YAML reads as a number lacks, when the type refuses it
+_NEAR_MISS = {"integer": " (a whole number written without a decimal point, e.g. 2, not 2.0)",
+              "number": " (a finite number: not .nan or .inf)"}
+
+
+def _near_miss(value: Any, kind: str) -> bool:
+    """A number the type ``kind`` refuses as the jobs read it: 2.0 for an integer, NaN or infinity."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not math.isfinite(value) or (kind == "integer" and isinstance(value, float))
 
 
 def _is_integer(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def _is_number(checker, instance) -> bool:
+    # .nan passes every bound (each comparison is false) and .inf most: neither is a rate, a share or a size
+    return isinstance(instance, (int, float)) and not isinstance(instance, bool) and math.isfinite(instance)
+
+
 def validator(schema: Mapping):
-    """A draft 2020-12 validator of ``schema`` for which an integer is an int: jsonschema's default also
-    takes 2.0, which Python's ``range`` and list indexing then refuse deep inside a job."""
+    """A draft 2020-12 validator of ``schema`` with the types as the jobs read them: an integer is an int
+    (jsonschema's default also takes 2.0, which Python's ``range`` and list indexing then refuse deep
+    inside a job), a number is finite (NaN passes every bound)."""
     import jsonschema
 
     base = jsonschema.Draft202012Validator
-    strict = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
-    return strict(schema)
+    checker = base.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+    return jsonschema.validators.extend(base, type_checker=checker)(schema)
 
 
 def problems(schema: Mapping, value: Any, prefix: str = "") -> list[str]:

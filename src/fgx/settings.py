@@ -1,6 +1,7 @@
 """Every config key, declared once: its type, allowed values and a one-line description.
 
-The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file). A
+The dataclasses below mirror config.yaml section by section (:class:`Config` is the whole file but the
+sections task families declare for themselves: fgx.tasks.family.ConfigSection, joined by fgx.knobs). A
 field's annotation is its type and :func:`~fgx.schema.knob` its bounds, choices and description; they have no
 defaults, because config.yaml is the one layer of defaults. ``python -m fgx.knobs --write`` turns them
 into schemas/config.schema.yaml and the key tables of docs/knobs.md (a test keeps both equal to what
@@ -26,9 +27,15 @@ from fgx.schema import knob, knob_of
 # What some keys allow, declared once here; the code that gives the values their meaning imports them
 # (the RL objective's, torch-free, from fgx.algos.rl: its algorithms and loss aggregations; RL_RUNS, the
 # Stage-2 train splits, below).
-ENGINES = ("torch", "verl")                           # fgx.engines.get_engine
+# The engines (config key ``engine``), the registry fgx.engines looks them up in: name -> "module:class" of
+# its fgx.engines.Engine, imported only when asked for. A new engine is a module and a line here.
+ENGINES = {
+    "torch": "fgx.engines.torch:TorchEngine",
+    "verl": "fgx.engines.verl:VerlEngine",
+}
 DEVICES = ("cpu", "cuda", "auto")                     # fgx.engines.torch.model.resolve_device
 REWARDS = ("acc", "score")                            # fgx.tasks.reward
+STYLES = ("compact", "paper")                         # every task family's prompt template (task.style)
 ATTN_IMPLEMENTATIONS = ("flash_attention_2", "sdpa")  # fgx.engines.verl.commands
 
 
@@ -87,31 +94,32 @@ class _Job:
 class Runtime:
     """Keys every job carries besides its section: which engine and device run it, its seed, its
     thread count (from Snakemake's ``{threads}``, never a rerun trigger), the torch sampler's GPU
-    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and
-    the verl machine knobs."""
+    shapes (``compute``'s machine keys, from the command line too; None: the job was given none) and the
+    GPUs of one model instance; beside them each engine's config section, named after it and empty but the
+    running engine's (:func:`fgx.engines.engine_settings`), which that engine reads."""
 
     engine: str = knob("the engine that runs the job", choices=ENGINES)
     device: str = knob("where the torch engine runs it", choices=DEVICES)
-    seed: int = knob("the job's own seed (fgx.plan.seeds: from config key seed and the job's name)", ge=0)
+    seed: int = knob("the job's own seed (fgx.seeds: from config key seed and the job's name)", ge=0)
     threads: int | None = knob("torch threads (Snakemake's {threads}; left out: torch's default)", ge=1,
                                optional=True)
     gpu_slots: int | None = knob("the torch sampler's slots on a GPU (compute.gpu_slots, the job's --gpu-slots; left "
                                  "out: none given)", ge=1, optional=True)
     gpu_chunk_prompts: int | None = knob("prompts per sampling chunk on a GPU (compute.gpu_chunk_prompts, the job's "
                                          "--gpu-chunk-prompts; left out: none given)", ge=1, optional=True)
-    verl: dict = knob("config.yaml's verl: section in a verl job, else {}")
-    tensor_parallel_size: int = knob("GPUs per vLLM engine (model.tensor_parallel_size) in a verl job, else 1", ge=1)
+    tensor_parallel_size: int = knob("GPUs per model instance, as the engine declares (Engine.job_settings)", ge=1)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "Runtime":
         _check(cls, settings, "runtime")
         return cls(engine=settings["engine"], device=settings["device"], seed=int(settings["seed"]),
                    threads=settings.get("threads"), gpu_slots=settings.get("gpu_slots"),
-                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"), verl=dict(settings["verl"]),
+                   gpu_chunk_prompts=settings.get("gpu_chunk_prompts"),
                    tensor_parallel_size=int(settings["tensor_parallel_size"]))
 
 
-RUNTIME_KEYS = tuple(f.name for f in dataclasses.fields(Runtime))
+# with each engine's config section, named after it (fgx.engines.engine_settings)
+RUNTIME_KEYS = (*(f.name for f in dataclasses.fields(Runtime)), *ENGINES)
 # the runtime keys that change how a job runs, never what it computes: no fingerprint or output holds them
 MACHINE_RUNTIME_KEYS = ("threads", "gpu_slots", "gpu_chunk_prompts")
 
@@ -140,7 +148,7 @@ class Task:
     """config ``task``: how problems are written."""
 
     style: str = knob("compact: chain prompts answered step by step, for the tiny model; paper: upstream's code "
-                      "prompt and JSON answer, for an LLM", choices=["compact", "paper"])
+                      "prompt and JSON answer, for an LLM", choices=STYLES)
     max_value_len: int | None = knob("longest string any problem may produce along the way (null: no cap, as "
                                      "upstream)", ge=3)
 
@@ -387,35 +395,13 @@ class SampleBrowser(_Job):
     seed: int = knob("the job's own seed: which responses are shown", ge=0)
 
 
-# ----------------------------------------------------------------------------- countdown
-@dataclass(frozen=True)
-class Countdown:
-    """config ``countdown``: the transfer to Countdown, never trained with RL."""
-
-    enabled: bool = knob("false: no Countdown models, evaluations or figure")
-    train_problems: int = knob("2-number problems with step traces: the atomic skill of the Multi-Base", ge=1)
-    trace: str = knob("their traces: target (the winning step) | search (every step tried up to it)",
-                      choices=["target", "search"])
-    max_value: int = knob("numbers are drawn from 1..max_value in every Countdown set", ge=2)
-    train_repeats: int = knob("times each Countdown example appears in one Multi-Base SFT epoch", ge=0)
-    string_repeats: int = knob("times each Stage-1 string example appears (keeps the string skill)", ge=0)
-    test_problems: int = knob("prompts per number count (and the held-out 2-number check)", ge=1)
-    test_numbers: list[int] = knob("number counts with a test set", each={"ge": 3, "le": 6}, min_items=1,
-                                   unique=True)
-    rl_runs: list[str] = knob("string-task RL runs (rl: settings) started from the Multi-Base",
-                              each={"choices": RL_RUNS}, unique=True)
-    rl_steps: int = knob("their RL steps", ge=1)
-    sft: SFT = knob("the Multi-Base's fine-tuning")
-    evaluate: Sampling = knob("Avg@n sampling of every Countdown evaluation")
-
-
 @dataclass(frozen=True)
 class SFTMix(_Job):
     """The ``mix_sft_data`` job (:func:`fgx.plan.params.sft_mix_settings`): how often each source repeats."""
 
     WHERE = "the SFT mix"
-    repeats: list[int] = knob("times each source's rows appear, aligned with the inputs (countdown.string_repeats, "
-                              "countdown.train_repeats)", each={"ge": 0}, min_items=1)
+    repeats: list[int] = knob("times each source's rows appear, aligned with the inputs (a task family's SFT model "
+                              "declares them: fgx.tasks.family.SFTModel)", each={"ge": 0}, min_items=1)
 
 
 # ----------------------------------------------------------------------------- figures, compute
@@ -533,7 +519,7 @@ def machine_keys(cls=Verl) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the whole file
 @dataclass(frozen=True)
 class Config:
-    """config.yaml: every section, every key required."""
+    """config.yaml: every section, every key required (the task families' own sections besides)."""
 
     engine: str = knob("torch: embedded, a CPU or one GPU | verl: the paper's verl + vLLM stack on GPUs",
                        choices=ENGINES)
@@ -548,7 +534,6 @@ class Config:
     rl: RLConfig = knob("Stage 2: RL with outcome reward only, one run per train split (paper Fig. 2)")
     rft_baseline: RFTStage = knob("Stage-2 baseline: iterative RFT on the same kind of Level-2 data (paper Fig. 3)")
     evaluate: Evaluate = knob("every model on the held-out test set (paper Fig. 5)")
-    countdown: Countdown = knob("transfer to Countdown (paper Section 4.3, Table 1)")
     figures: Figures = knob("plot settings")
     compute: Compute = knob("threads, and the torch sampler's shapes on a GPU")
     verl: Verl = knob("the verl engine's machine knobs")

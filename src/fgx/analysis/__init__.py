@@ -1,12 +1,10 @@
-"""Analyses of a run: failure modes of responses (paper Fig. 6), the paper's findings checked, paired
+"""Analyses of a run: the paper's findings checked, failure modes of responses (paper Fig. 6), paired
 contrasts between models, where traces go wrong, and a sample browser.
 
 - ``findings``: each of the paper's findings beside the run's number, with a verdict
-  (``python -m fgx.analysis.findings figures/``).
-
-- ``failure_modes``: ``classify`` / ``classify_detailed`` one response of the string task into
-  Correct / Ignores Composition / Incomplete Trace / Incorrect Composition / Atomic Error,
-  ``classify_eval`` every response of an evaluation parquet.
+  (``python -m fgx.analysis.findings figures/``); a task family adds rows of its own.
+- ``failures``: the failure-mode classifier of an evaluation's task family (the string task's:
+  ``fgx.tasks.strings.failure_modes``, five categories from Correct to Atomic Error).
 - ``step_funnel``: where along its trace a compact answer leaves the true computation
   (``python -m fgx.analysis.step_funnel --eval PARQUET``).
 - ``contrast``: per-level pass@k of one model minus another's on the same prompts, paired bootstrap
@@ -14,9 +12,3 @@ contrasts between models, where traces go wrong, and a sample browser.
 - ``sample_browser``: ``render_html`` a self-contained HTML page of example responses per
   model, level and category.
 """
-
-from .failure_modes import (ATOMIC, CATEGORIES, CORRECT, FAILURES, IGNORES, INCOMPLETE, INCORRECT,
-                            Classification, classify, classify_detailed, classify_eval)
-
-__all__ = ["ATOMIC", "CATEGORIES", "CORRECT", "Classification", "FAILURES", "IGNORES", "INCOMPLETE",
-           "INCORRECT", "classify", "classify_detailed", "classify_eval"]

@@ -1,12 +1,13 @@
 """The paper's findings, checked against one or more runs' figure tables.
 
 Reads the CSVs the `figure` rule writes (``figures/passk_level_curve.csv``, ``model_contrasts.csv``,
-``rft_vs_rl.csv``, ``countdown_transfer.csv``, ``function_transfer.csv``, ``rl_level_accuracy.csv``; a missing
-file or model leaves its findings "not run") and prints Markdown tables: pass@1 per model and level, each of the
-paper's findings beside the paper's number, with what each run measured and a verdict computed by a
-fixed rule (not by eye), and (where a run has ``function_transfer.csv``) each contrast on the held-out
-functions beside the same contrast on new compositions of the train functions, with no verdict: a
-diagnostic of how much of an RL gain is learnt per function. Verdicts:
+``rft_vs_rl.csv``, ``function_transfer.csv``, ``rl_level_accuracy.csv``, and those a task family's findings
+read, such as ``countdown_transfer.csv``; a missing file or model leaves its findings "not run") and prints
+Markdown tables: pass@1 per model and level, each of the paper's findings beside the paper's number, with
+what each run measured and a verdict computed by a fixed rule (not by eye), and (where a run has
+``function_transfer.csv``) each contrast on the held-out functions beside the same contrast on new
+compositions of the train functions, with no verdict: a diagnostic of how much of an RL gain is learnt
+per function. Verdicts:
 
 - *holds*: the finding as the paper states it; for "RL on Level 2 beats RL on Level 1 at Level 3"
   that is a lead of at least ``HOLDS_LEAD`` (15 points; the paper's is about 25) with the two models' own
@@ -32,6 +33,7 @@ One run's verdicts are also a DAG target, ``results/analysis/findings.md`` (rule
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -39,9 +41,10 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from fgx.plan import paths
-from fgx.plan.figures import (ALL_PROMPTS, FINDINGS_TABLES, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS,
-                              PASSK_ALL_PROMPTS)
+from fgx.plan.figures import (ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, PASSK_ALL_PROMPTS,
+                              findings_tables)
 from fgx.plan.models import RFT_ITER
+from fgx.tasks.registry import families
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -81,8 +84,8 @@ def load_tables(files: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
     tables = {}
     for path in map(Path, files):
         name = paths.parse(paths.FIGURE_CSV, path)["figure"] if path.suffix == ".csv" else ""
-        if name not in FINDINGS_TABLES:
-            raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(FINDINGS_TABLES)})")
+        if name not in findings_tables():
+            raise ValueError(f"{path}: not one of the figure tables the findings read ({', '.join(findings_tables())})")
         tables[name] = pd.read_csv(path)
     return tables
 
@@ -92,9 +95,9 @@ def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
     d = Path(figures_dir)
     if not d.is_dir():
         raise FileNotFoundError(f"{d}: no such directory; pass the figures/ directory of a run")
-    tables = load_tables([d / f"{name}.csv" for name in FINDINGS_TABLES if (d / f"{name}.csv").exists()])
+    tables = load_tables([d / f"{name}.csv" for name in findings_tables() if (d / f"{name}.csv").exists()])
     if not tables:
-        raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in FINDINGS_TABLES)}; build them with "
+        raise FileNotFoundError(f"{d}: none of {', '.join(n + '.csv' for n in findings_tables())}; build them with "
                                 "`snakemake figures/passk_level_curve.pdf figures/model_contrasts.pdf ...`")
     return tables
 
@@ -192,7 +195,8 @@ def core_findings_hold(rows: Sequence[Mapping]) -> bool:
 
 def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     """One row per finding: finding, paper, measured, verdict; finding 4's also ``k_max`` and ``as_paper``
-    (per level: the largest k compared, and whether the gap moved as the paper's)."""
+    (per level: the largest k compared, and whether the gap moved as the paper's); a task family's rows also
+    the README cell's key number, ``short``."""
     out = []
 
     def add(finding, paper, measured, verdict, **detail):
@@ -290,21 +294,12 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         add("pass@k gap (RL L1+2 − base) grows at Levels ≥ 3, shrinks at 1–2", PAPER_PASSK,
             "not run", "not run")
 
-    # 5. Countdown transfer: Multi-Base + RL L1+2 best on 3 numbers
-    cd = tables.get("countdown_transfer")
-    if cd is not None and 3 in set(cd["numbers"]):
-        three = cd[cd["numbers"] == 3].set_index("model")["avg_at_k"]
-        text = ", ".join(f"{m} {100 * v:.1f} %" for m, v in three.items())
-        atomic = cd[cd["numbers"] == 2]
-        if len(atomic):  # the Multi-Base's held-out 2-number check: does it have the atomic skill?
-            text += f" (Multi-Base on 2 numbers {100 * atomic['avg_at_k'].iloc[0]:.1f} %)"
-        best = "rl_multi_level1to2" in three.index and three["rl_multi_level1to2"] > 0 and (
-            three["rl_multi_level1to2"] >= three.drop("rl_multi_level1to2").max())
-        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", text,
-            "holds" if best else "no")
-    else:
-        add("Countdown, 3 numbers: Multi-Base + RL L1+2 the best model", "best of the four (Table 1)", "not run",
-            "not run")
+    # 5. and on: each task family's own findings (the transfer to Countdown: Multi-Base + RL L1+2 best on
+    # 3 numbers); then Fig. 2's curves (README_FINDINGS and the families' README rows index the rows before them)
+    for family in families():
+        if family.findings:
+            module, _, function = family.findings.check.partition(":")
+            out += getattr(importlib.import_module(module), function)(tables)
     out += curve_rows(tables)
     return out
 
@@ -410,6 +405,7 @@ def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
 
 
 # The README's results table: the short name of each finding (check()'s rows, in order) and the paper's number
+# (the task families' rows follow: readme_findings)
 README_FINDINGS = (
     ("1. RL Level 1 stays at the base (Levels 3–6)", "near 0"),
     ("2. RL Level 2 − RL Level 1, Level 3", paper_lead("rl_level2", 3, short=True)),
@@ -421,8 +417,13 @@ README_FINDINGS = (
     ("2. RL Level 2 − RL Level 1 above 0 at Levels ≥ 5", "above 0"),
     ("3. RL Level 2 − iterative RFT, Level 3", f"RFT ≤ {PAPER_RFT_LEVEL3_MAX} %"),
     ("4. pass@k gap grows with k at Levels ≥ 3, shrinks at 1–2", "yes"),
-    ("5. Countdown: Multi-Base + RL L1+2 best on 3 numbers", "35 % vs 17–20 %"),
 )
+
+
+def readme_findings() -> tuple[tuple[str, str], ...]:
+    """The README row name and paper column of every row check() returns: the study's, then the families'."""
+    return README_FINDINGS + tuple(row for family in families() if family.findings
+                                   for row in family.findings.readme)
 PAPER_PASS1 = {**{m: "– / – / " + " / ".join(f"~{v}" for v in lv) for m, lv in PAPER_LEVEL34.items()},
                "rft": f"– / – / ≤ {PAPER_RFT_LEVEL3_MAX} / –"}
 
@@ -443,6 +444,8 @@ def _short(row: dict) -> str:
     m = row["measured"]
     if row["verdict"] == "not run":
         return "not run"
+    if "short" in row:  # a task family's row says its own key number
+        return f"**{row['verdict']}** {row['short']}"
     key = m.split(" (")[0] if m.startswith(("+", "-", "−")) else m
     if key.startswith("L") and "," in key:  # per-level lists: keep them short
         key = key.split(" (")[0]
@@ -455,12 +458,6 @@ def _short(row: dict) -> str:
                 by_k.setdefault(k, []).append(lv)
             key += (f" ({f'not {_level_span(off)}; ' if off else ''}k up to "
                     + ", ".join(f"{k} at {_level_span(lvs)}" for k, lvs in by_k.items()) + ")")
-    if row["finding"].startswith("Countdown"):  # "model x %, ...": the best model, or that all score the same
-        three, _, atomic = m.partition(" (")
-        shares = [part.rsplit(" ", 2) for part in three.split(", ")]
-        same = len({v for _, v, _ in shares}) == 1
-        key = f"every model {shares[0][1]} %" if same else " ".join(max(shares, key=lambda p: float(p[1]))[:2]) + " %"
-        key += f" ({atomic}" if atomic else ""
     return f"**{row['verdict']}** {key}"
 
 
@@ -483,7 +480,7 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
         name = "iterative RFT" if m == "rft" else PASS1_MODELS[m]
         lines.append(f"| pass@1 (%), {name}, Levels {lv} | " + " | ".join(cells) + f" | {PAPER_PASS1[m]} |")
     checked = [check(t) for _, t in runs]
-    for i, (name, paper) in enumerate(README_FINDINGS):
+    for i, (name, paper) in enumerate(readme_findings()):
         lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
     if run_rows:
         lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")

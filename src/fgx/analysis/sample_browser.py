@@ -1,20 +1,18 @@
 """A self-contained HTML page for reading responses: model -> level -> failure category -> examples.
 
-``render_html`` takes ``classify_eval`` tables (one per model) and shows, for every model, level
-and category, a few responses chosen deterministically from ``seed``, each with its prompt,
-the response, the reason the classifier gave and the reference trace. Everything is escaped;
-the page has no scripts and no external assets.
+``render_html`` takes failure-mode tables (one per model, each from its task family's classifier:
+fgx.analysis.failures) and shows, for every model, level and category, a few responses chosen
+deterministically from ``seed``, each with its prompt, the response, the reason the classifier gave
+and the reference trace. Everything is escaped; the page has no scripts and no external assets.
 """
 
 from __future__ import annotations
 
 import html
 import random
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from fgx.io import writable_text
-
-from .failure_modes import CATEGORIES
 
 MAX_CHARS = 6000  # longer prompts / responses are cut in the page (with a note)
 
@@ -64,17 +62,17 @@ def _pick(n: int, k: int, seed: int, key: str) -> list[int]:
     return sorted(random.Random(f"{seed}|{key}").sample(range(n), k))
 
 
-def _summary(name: str, df) -> list[str]:
+def _summary(name: str, df, categories: Sequence[str]) -> list[str]:
     total = len(df)
     out = ["<table class='summary'><tr><th>level</th><th>responses</th>"]
-    out += [f"<th class='{_css_class(c)}'>{_e(c)}</th>" for c in CATEGORIES]
+    out += [f"<th class='{_css_class(c)}'>{_e(c)}</th>" for c in categories]
     out.append("</tr>")
     levels = sorted(df["level"].dropna().unique().tolist()) if total else []
     for level in levels:
         sub = df[df["level"] == level]
         counts = sub["category"].value_counts()
         cells = "".join(f"<td>{int(counts.get(c, 0))} ({100 * counts.get(c, 0) / len(sub):.1f}%)</td>"
-                        for c in CATEGORIES)
+                        for c in categories)
         out.append(f"<tr><td><a href='#{_anchor(name, level)}'>Level {_e(level)}</a></td>"
                    f"<td>{len(sub)}</td>{cells}</tr>")
     out.append("</table>")
@@ -99,14 +97,19 @@ def _sample(row: Mapping) -> list[str]:
 
 
 def render_html(classified_df_by_model: Mapping, per_cell: int = 3, seed: int = 0,
-                title: str = "fgx: sample responses by failure mode") -> str:
-    """The page for ``{model: classify_eval(...) table}``; deterministic in (tables, per_cell, seed)."""
+                title: str = "fgx: sample responses by failure mode", categories: Sequence[str] = ()) -> str:
+    """The page for ``{model: classify_eval(...) table}``; deterministic in (tables, per_cell, seed).
+    ``categories``: the classifiers' categories in the order shown (default: those the tables hold, in
+    order of appearance)."""
     if per_cell < 1:
         raise ValueError(f"per_cell must be >= 1, got {per_cell}")
+    categories = list(dict.fromkeys([*categories, *(c for df in classified_df_by_model.values() if df is not None
+                                                    for c in df["category"])]))
     parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>", f"<h1>{_e(title)}</h1>",
-             "<p>Every response was classified by <code>fgx.analysis.failure_modes</code> (rule-based; the "
-             "module docstring defines the categories). For each model, level and category a few responses "
+             "<p>Every response was classified by its task family's failure-mode classifier (rule-based; "
+             "<code>fgx.analysis.failures</code> names it, its docstring defines the categories). For each model, "
+             "level and category a few responses "
              f"are shown (at most {int(per_cell)}, drawn with seed {int(seed)}).</p>", "<nav>"]
     parts += [f"<a href='#{_anchor(m)}'>{_e(m)}</a>" for m in classified_df_by_model]
     parts.append("</nav>")
@@ -115,11 +118,11 @@ def render_html(classified_df_by_model: Mapping, per_cell: int = 3, seed: int = 
         if df is None or len(df) == 0:
             parts.append("<p>No responses.</p>")
             continue
-        parts += _summary(model, df)
+        parts += _summary(model, df, categories)
         for level in sorted(df["level"].dropna().unique().tolist()):
             sub = df[df["level"] == level]
             parts.append(f"<h3 id='{_anchor(model, level)}'>{_e(model)} · Level {_e(level)}</h3>")
-            for cat in CATEGORIES:
+            for cat in categories:
                 cell = sub[sub["category"] == cat]
                 if cell.empty:
                     continue

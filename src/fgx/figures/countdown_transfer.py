@@ -24,11 +24,11 @@ from fgx.figures import read_with_provenance
 from fgx.figures.style import setup
 from fgx.metrics import bootstrap_mean_ci
 from fgx.plan import paths
-from fgx.plan.comparisons import countdown_models
 from fgx.plan.figures import FigureSpec, bootstrap_settings
-from fgx.plan.models import MULTI_BASE
-from fgx.plan.splits import COUNTDOWN_ATOMIC_CHECK, countdown_enabled, countdown_split, countdown_test_splits
+from fgx.plan.models import rl_model
 from fgx.tasks.countdown import parse_ground_truth, trace_stats
+from fgx.tasks.countdown.models import MULTI, MULTI_BASE
+from fgx.tasks.countdown.splits import ATOMIC_CHECK, test_split, test_splits
 
 COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "steps",
            "multi_step", "step_right", "chained", "source", "config_hash"]
@@ -44,15 +44,29 @@ MODEL_LABELS = {
 }
 
 
+STRING_BASE_RUN = "level1to2"                # "String-Base + RL L1+2": the Section 4.1 model
+
+
+def countdown_models(config) -> list[str]:
+    """Paper Table 1's models, in its order: Multi-Base, Multi-Base + string RL (countdown.rl_runs),
+    String-Base + RL L1+2. None of them ever gets Countdown RL."""
+    return [MULTI_BASE, *(rl_model(run, MULTI.name) for run in MULTI.runs(config)), rl_model(STRING_BASE_RUN)]
+
+
 def planned_inputs(config) -> list[str]:
     """Every Table-1 model on every Countdown test, and the Multi-Base on held-out 2-number problems
     (its atomic skill)."""
     return ([paths.fill(paths.EVAL, model=m, split=split) for m in countdown_models(config)
-             for split in countdown_test_splits(config)]
-            + [paths.fill(paths.EVAL, model=MULTI_BASE, split=countdown_split(COUNTDOWN_ATOMIC_CHECK))])
+             for split in test_splits(config)]
+            + [paths.fill(paths.EVAL, model=MULTI_BASE, split=test_split(ATOMIC_CHECK))])
 
 
-SPEC = FigureSpec(planned_inputs, settings=bootstrap_settings, planned=countdown_enabled)
+def enabled(config) -> bool:
+    """Whether the config asks for the transfer to Countdown (countdown.enabled)."""
+    return config["countdown"]["enabled"]
+
+
+SPEC = FigureSpec(planned_inputs, settings=bootstrap_settings, planned=enabled)
 
 
 def label(model: str) -> str:

@@ -29,7 +29,8 @@ from fgx.figures.style import label, setup
 from fgx.plan import paths
 from fgx.plan.comparisons import contrast_models, contrast_pairs
 from fgx.plan.figures import FigureSpec, bootstrap_settings
-from fgx.plan.splits import TEST_TRAIN_FUNCS, asks_for
+from fgx.plan.splits import asks_for
+from fgx.tasks.strings.splits import TEST_TRAIN_FUNCS
 
 # the two test sets: split -> the label the table and the plot use
 SETS = {"test": "held-out functions", TEST_TRAIN_FUNCS: "train functions"}

@@ -38,7 +38,8 @@ from fgx.metrics import level_contrast
 from fgx.plan import paths
 from fgx.plan.comparisons import contrast_models, contrast_pairs
 from fgx.plan.figures import ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, FigureSpec, bootstrap_settings
-from fgx.plan.splits import TEST_FULL_TRACE, asks_for
+from fgx.plan.splits import asks_for
+from fgx.tasks.strings.splits import TEST_FULL_TRACE
 
 TEST, FULL_TRACE_SET = "test", TEST_FULL_TRACE  # the splits of the eval files
 

@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from fgx.plan.figures import FIGURES
+from fgx.plan.figures import figure_names
 
 PNGS = ("passk_level_curve", "rl_level_accuracy", "model_contrasts")  # the README shows these
 
@@ -26,7 +26,7 @@ def publish(run: str | Path, dest: str | Path) -> list[Path]:
         raise FileNotFoundError(f"{run}/run.json: no run record; time the run with benchmarks/main_job.py --keep")
     dest.mkdir(parents=True, exist_ok=True)
     written = [Path(shutil.copy2(run / "run.json", dest / "run.json"))]
-    for name in FIGURES:
+    for name in figure_names():
         if (figures / f"{name}.csv").is_file():
             written.append(Path(shutil.copy2(figures / f"{name}.csv", dest / f"{name}.csv")))
     for name in PNGS:

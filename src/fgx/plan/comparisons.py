@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fgx.plan.models import MULTI_BASE, STRING_BASE_RUN, rft_iterations, rft_model, rl_model, rl_models
+from fgx.plan.models import rft_iterations, rft_model, rl_model, rl_models
 
 
 def _trained(config: Mapping, model: str) -> bool:
@@ -49,9 +49,3 @@ def contrast_models(config: Mapping) -> list[str]:
     """Every model of a contrast pair, once, in pair order."""
     return list(dict.fromkeys(m for pair in contrast_pairs(config) for m in pair))
 
-
-def countdown_models(config: Mapping) -> list[str]:
-    """Paper Table 1's models, in its order: Multi-Base, Multi-Base + string RL (countdown.rl_runs),
-    String-Base + RL L1+2. None of them ever gets Countdown RL."""
-    return [MULTI_BASE, *(rl_model(run, "multi") for run in config["countdown"]["rl_runs"]),
-            rl_model(STRING_BASE_RUN)]

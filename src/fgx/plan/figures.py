@@ -1,21 +1,56 @@
-"""The figures' names and the form of what each figure module in fgx.figures declares (``SPEC``, a
-FigureSpec): the artifacts it reads and the settings it receives. The figure modules import this
-module; :mod:`fgx.plan.targets` reads their declarations, so no module imports one that imports it."""
+"""The figures' names and modules, and the form of what each figure module declares (``SPEC``, a
+FigureSpec): the artifacts it reads and the settings it receives. The study's figures are modules of
+fgx.figures; a task family adds its own (fgx.tasks.family.TaskFamily.figures). The figure modules import
+this module; :mod:`fgx.dag.targets`, above them, reads their declarations, so no module imports one that
+imports it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from fgx.plan.seeds import derive_seed
+from fgx.seeds import derive_seed
+from fgx.tasks.registry import families
 
-# the figure targets, one fgx.figures module each
-FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
-           "training_dynamics", "countdown_transfer", "function_transfer")
-FIGURE_WILDCARD = "|".join(FIGURES)
-# the figure tables fgx.analysis.findings checks the paper's findings against
-FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "countdown_transfer", "function_transfer",
-                   "rl_level_accuracy")
+# the study's figure targets, one fgx.figures module each
+STUDY_FIGURES = ("passk_level_curve", "rl_level_accuracy", "rft_vs_rl", "model_contrasts", "failure_modes",
+                 "training_dynamics", "function_transfer")
+# the figure tables fgx.analysis.findings checks the paper's findings 1-4 against
+STUDY_FINDINGS_TABLES = ("passk_level_curve", "model_contrasts", "rft_vs_rl", "function_transfer", "rl_level_accuracy")
+
+
+def figure_modules() -> dict[str, str]:
+    """Every figure's module by figure name: the study's, then each task family's, in registry order."""
+    found = {name: f"fgx.figures.{name}" for name in STUDY_FIGURES}
+    for family in families():
+        for name, module in family.figures.items():
+            if name in found:
+                raise ValueError(f"figure {name!r} of task family {family.name} exists already; rename it")
+            found[name] = module
+    return found
+
+
+def figure_names() -> tuple[str, ...]:
+    return tuple(figure_modules())
+
+
+def figure_module(name: str) -> str:
+    """The module that declares and draws figure ``name``."""
+    modules = figure_modules()
+    if name not in modules:
+        raise ValueError(f"unknown figure {name!r}; known figures: {', '.join(modules)}")
+    return modules[name]
+
+
+def figure_wildcard() -> str:
+    """The figure names rule figure makes (its wildcard constraint)."""
+    return "|".join(figure_modules())
+
+
+def findings_tables() -> tuple[str, ...]:
+    """The figure tables fgx.analysis.findings reads: the study's and those the families' findings read."""
+    return STUDY_FINDINGS_TABLES + tuple(t for family in families() if family.findings
+                                         for t in family.findings.tables)
 
 # the pass@k table's two prompt sets (its "prompts" column): the whole test set, and the few prompts
 # per level sampled many times (evaluate.many_samples)

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fgx.plan.models import MULTI_BASE, sft_mix_repeats
-from fgx.plan.seeds import derive_seed, dumps
-from fgx.plan.splits import COUNTDOWN_TRAIN, TEST_MANY, is_countdown_split
+from fgx.engines import engine_settings
+from fgx.plan.models import rl_lineages, sft_mix_repeats, sft_model
+from fgx.plan.splits import TEST_MANY, split_info
+from fgx.seeds import derive_seed, dumps
+
+
+def _section(config: Mapping, keys) -> Mapping:
+    """The config section at ``keys`` (("countdown", "sft") -> config["countdown"]["sft"])."""
+    for key in keys:
+        config = config[key]
+    return config
 
 
 def _runtime(config: Mapping) -> dict:
     # threads are not here: the rules pass Snakemake's {threads} (--threads), so a machine's thread
-    # count is not a rerun trigger
-    # the verl machine knobs reach (and rerun) only verl jobs
-    verl = config["engine"] == "verl"
-    return {"engine": config["engine"], "device": config["device"], "verl": config["verl"] if verl else {},
-            "tensor_parallel_size": config["model"]["tensor_parallel_size"] if verl else 1}
+    # count is not a rerun trigger; an engine's knobs reach (and rerun) only that engine's jobs
+    return engine_settings(config)
 
 
 def pretrain_settings(config: Mapping) -> str:
@@ -27,31 +32,32 @@ def pretrain_settings(config: Mapping) -> str:
 
 def sampling_settings(config: Mapping, purpose: str, model: str, split: str) -> str:
     """Sampling settings: ``purpose`` is 'rollout' (training data) or 'eval'."""
-    if purpose == "eval":
-        # Countdown tests: countdown.evaluate (Avg@32 at T=1.0); string tests: evaluate
-        s = config["countdown"]["evaluate"] if is_countdown_split(split) else config["evaluate"]
-        if split == TEST_MANY:
-            s = {**config["evaluate"], "n": config["evaluate"]["many_samples"]["n"]}
-    elif split in ("stage1", COUNTDOWN_TRAIN):  # Multi-Base's Countdown RFT data: Stage 1's sampling
-        s = config["stage1"]["rollout"]
-    elif split.startswith("level2_chunk"):
-        s = config["rft_baseline"]["rollout"]
+    if purpose == "eval" and split == TEST_MANY:
+        s = {**config["evaluate"], "n": config["evaluate"]["many_samples"]["n"]}
+    elif purpose == "eval":
+        # the split's own (a Countdown test: countdown.evaluate, Avg@32 at T=1.0; a string test: evaluate)
+        s = _section(config, split_info(config, split).evaluate)
     else:
-        raise ValueError(f"no rollout settings for split {split!r}")
+        s = config[_rollout_section(config, split)]["rollout"]
     sampling = {k: s[k] for k in ("n", "temperature", "max_new_tokens")}
     return dumps({**_runtime(config), **sampling, "seed": derive_seed(config["seed"], purpose, model, split)})
 
 
+def _rollout_section(config: Mapping, split: str) -> str:
+    """The config section (stage1, rft_baseline) whose rollout and filter settings sample a model on
+    ``split`` for RFT (the Multi-Base's Countdown RFT data: Stage 1's)."""
+    section = split_info(config, split).rollout
+    if section is None:
+        raise ValueError(f"no rollout settings for split {split!r}")
+    return section
+
+
 def filter_settings(config: Mapping, split: str) -> str:
-    stage1 = split in ("stage1", COUNTDOWN_TRAIN)
-    return dumps(config["stage1"]["filter"] if stage1 else config["rft_baseline"]["filter"])
+    return dumps(config[_rollout_section(config, split)]["filter"])
 
 
 def sft_settings(config: Mapping, model: str) -> str:
-    if model == MULTI_BASE:
-        sft = config["countdown"]["sft"]
-    else:
-        sft = config["stage1"]["sft"] if model == "stage1" else config["rft_baseline"]["sft"]
+    sft = _section(config, sft_model(config, model).settings)
     return dumps({**_runtime(config), **sft, "seed": derive_seed(config["seed"], "sft", model)})
 
 
@@ -61,11 +67,12 @@ def sft_mix_settings(config: Mapping, model: str) -> str:
 
 
 def rl_settings(config: Mapping, run: str, lineage: str = "string") -> str:
-    """Settings of RL run ``run`` (``rl:``, the run's own seed). The Countdown lineage (``multi``)
-    runs the same string-task RL for ``countdown.rl_steps`` steps."""
+    """Settings of RL run ``run`` (``rl:``, the run's own seed). A lineage may set its own step count
+    (the Multi-Base's, ``multi``: ``countdown.rl_steps``)."""
     rl = {k: v for k, v in config["rl"].items() if k != "runs"}
-    if lineage == "multi":
-        rl["steps"] = config["countdown"]["rl_steps"]
+    steps = rl_lineages()[lineage].steps(config)
+    if steps is not None:
+        rl["steps"] = steps
     return dumps({**_runtime(config), **rl, "seed": derive_seed(config["seed"], "rl", run)})
 
 

@@ -1,6 +1,7 @@
 """Every artifact path of the DAG, written once.
 
-A pattern's wildcards are the rules' wildcards (``{model}``, ``{split}``, ``{run}``, ``{figure}``):
+A pattern's wildcards are the rules' wildcards (``{model}``, ``{split}``, ``{run}``, ``{figure}``; ``{family}``,
+a task family's name, each family's generate rule fills):
 the rules take their ``input:``/``output:``/``log:``/``benchmark:`` from here, and the planner fills
 the same patterns with names. ``parse`` is the one inverse: the names a path's wildcards took, for
 the figures and analyses that receive artifacts as paths.
@@ -12,9 +13,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-# problem sets
-STRING_DATA = "results/data/strings/{split}.parquet"
-COUNTDOWN_DATA = "results/data/countdown/{split}.parquet"
+# problem sets, one directory per task family (fgx.tasks.registry)
+DATA = "results/data/{family}/{split}.parquet"
 SUBSET_DATA = "results/data/subsets/{split}.parquet"  # a few test prompts, sampled many times
 LEAKAGE = "results/data/strings/leakage.json"
 # models: Hugging Face directories (checkpoint outputs, so the rules wrap them in directory())

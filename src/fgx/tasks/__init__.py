@@ -1,4 +1,5 @@
-"""Task registry: one reward entry point for every data source fgx writes.
+"""The reward entry point for every data source fgx writes: each row's task family
+(:mod:`fgx.tasks.registry`) scores it.
 
 ``compute_score`` has verl's custom-reward signature (verl loads it through
 :mod:`fgx.engines.verl.reward`). ``score_rows`` scores sampled responses for both engines' samplers,
@@ -13,23 +14,12 @@ from typing import Any, Mapping, Sequence
 
 from fgx.settings import REWARDS
 
-_PREFIXES = (("codeio", "fgx.tasks.strings"), ("reasoning-gym-countdown", "fgx.tasks.countdown"))
-
 
 def task_for(data_source: str) -> ModuleType:
-    """The task module (strings or countdown) that owns ``data_source``."""
-    import importlib
+    """The package of the task family that owns ``data_source`` (its ``compute_score``)."""
+    from fgx.tasks.registry import family_for, package
 
-    if isinstance(data_source, bytes):
-        data_source = data_source.decode("utf-8")
-    if isinstance(data_source, str):
-        for prefix, module in _PREFIXES:
-            if data_source.startswith(prefix):
-                return importlib.import_module(module)
-    raise ValueError(
-        f"unknown data_source {data_source!r}: fgx scores 'codeio-forward-incomplete-depth<n>' "
-        "(string task) and 'reasoning-gym-countdown-depth<n>' (countdown); regenerate the parquet with "
-        "`python -m fgx.tasks.strings generate` or `python -m fgx.tasks.countdown generate`")
+    return package(family_for(data_source))
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None) -> dict[str, Any]:

@@ -1,16 +1,15 @@
 """The task contract every problem file keeps: verl's parquet row schema, checked before any job.
 
 A row has ``data_source`` (``codeio-forward-incomplete-depth<n>`` for the string task,
-``reasoning-gym-countdown-depth<n>`` for Countdown), ``prompt`` (a list of ``{role, content}``
-messages), ``ability``, ``reward_model`` (``{style, ground_truth}``; the string task's ground truth
-is JSON text with ``ref_input``, ``ref_output``, ``ref_code``) and ``extra_info`` (with ``depth``).
-fgx's own files and upstream's released data (PRIME-RL/RL-Compositionality) both keep it, so
-``data.external`` can point a split at either. A row's level is read here only (:func:`row_level`).
+``reasoning-gym-countdown-depth<n>`` for Countdown: the prefix names its task family), ``prompt`` (a
+list of ``{role, content}`` messages), ``ability``, ``reward_model`` (``{style, ground_truth}``; what the
+ground truth holds, its family checks: fgx.tasks.family.TaskFamily.check_ground_truth) and ``extra_info``
+(with ``depth``). fgx's own files and upstream's released data (PRIME-RL/RL-Compositionality) both keep
+it, so ``data.external`` can point a split at either. A row's level is read here only (:func:`row_level`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from numbers import Integral
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 from fgx.io import InputError
 
 REQUIRED_COLUMNS = ("data_source", "prompt", "reward_model", "extra_info")
-CHECKED_ROWS = 200  # rows read to check the fields (the schema is read for the whole file)
+BATCH_ROWS = 4096  # rows read at a time while every row is checked
 
 
 class ContractError(InputError):
@@ -82,13 +81,38 @@ def data_source_level(data_source: str) -> int | None:
     return int(m[1]) if m else None
 
 
+def check_row(row: dict, where: str, fix: str = JOB_INPUT_FIX) -> None:
+    """Check one problem row (a dict of :data:`REQUIRED_COLUMNS`) against the contract: its data source names
+    a task family, its prompt is a list of ``{role, content}`` strings, its ground truth is what that family
+    writes (every field, its type) and its level is there; a ContractError names ``where`` (file and row),
+    the field and ``fix``."""
+    from fgx.tasks.family import GroundTruthError
+    from fgx.tasks.registry import family_for
+
+    try:
+        family = family_for(row["data_source"])
+    except ValueError as err:
+        raise ContractError(f"{where}: field data_source: {err}") from None
+    prompt = row["prompt"]
+    if not isinstance(prompt, list) or not prompt or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in prompt):
+        raise ContractError(f"{where}: field prompt must be a list of {{role, content}} messages (strings); {fix}")
+    rm = row["reward_model"]
+    if not isinstance(rm, dict) or not rm.get("ground_truth"):
+        raise ContractError(f"{where}: field reward_model.ground_truth is missing; {fix}")
+    try:
+        family.check_ground_truth(rm["ground_truth"])
+    except GroundTruthError as err:
+        raise ContractError(f"{where}: field {err.field} {err.problem} ({family.name} task); {fix}") from None
+    row_level(row["extra_info"], where, fix)
+
+
 def check_problem_file(path: str | Path, what: str = "problem set", fix: str | None = None) -> int:
-    """Check that ``path`` is a parquet file of verl rows (its schema and its first rows); return
-    its number of rows, or raise ContractError naming the file, the field and the fix (``fix``, by
+    """Check that ``path`` is a parquet file of verl rows, every row of it (:func:`check_row`); return its
+    number of rows, or raise ContractError naming the file, the row, the field and the fix (``fix``, by
     default how to point data.external at a good file)."""
     import pyarrow.parquet as pq
-
-    from fgx.tasks import task_for
 
     p = Path(path)
     if not p.is_file():
@@ -105,27 +129,9 @@ def check_problem_file(path: str | Path, what: str = "problem set", fix: str | N
         raise ContractError(f"{p}: the {what} lacks column(s) {', '.join(missing)} (found {', '.join(names)}); {fix}")
     if f.metadata.num_rows == 0:
         raise ContractError(f"{p}: the {what} has no rows; {fix}")
-    rows = next(f.iter_batches(batch_size=CHECKED_ROWS, columns=list(REQUIRED_COLUMNS))).to_pylist()
-    for i, r in enumerate(rows):
-        where = f"{p}: row {i}"
-        try:
-            task = task_for(r["data_source"])
-        except ValueError as err:
-            raise ContractError(f"{where}: field data_source: {err}") from None
-        prompt = r["prompt"]
-        if not isinstance(prompt, list) or not prompt or not all(isinstance(m, dict) and {"role", "content"} <= set(m)
-                                                                for m in prompt):
-            raise ContractError(f"{where}: field prompt must be a list of {{role, content}} messages; {fix}")
-        rm = r["reward_model"]
-        if not isinstance(rm, dict) or not rm.get("ground_truth"):
-            raise ContractError(f"{where}: field reward_model.ground_truth is missing; {fix}")
-        if task.__name__.endswith("strings"):
-            try:
-                gt = json.loads(rm["ground_truth"])
-            except (TypeError, ValueError):
-                raise ContractError(f"{where}: field reward_model.ground_truth is not JSON text; {fix}") from None
-            lacking = [k for k in ("ref_input", "ref_output", "ref_code") if k not in gt]
-            if lacking:
-                raise ContractError(f"{where}: field reward_model.ground_truth lacks {', '.join(lacking)}; {fix}")
-        row_level(r["extra_info"], where, fix)
+    i = 0
+    for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=list(REQUIRED_COLUMNS)):
+        for row in batch.to_pylist():
+            check_row(row, f"{p}: row {i}", fix)
+            i += 1
     return f.metadata.num_rows

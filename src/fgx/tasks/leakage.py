@@ -1,6 +1,7 @@
 """Leakage check: no test expression may appear in a training file.
 
-Expressions are compared after normalisation:
+Rows are compared by a key their task family makes (fgx.tasks.family.TaskFamily.leakage_keys), prefixed
+with the family's name, so two families never collide:
 
 - string task: the main_solution expression of ``ref_code``, parsed and re-rendered
   (``strings:func_17(func_3(x))``), so spacing and quoting do not matter and the input does not
@@ -8,8 +9,9 @@ Expressions are compared after normalisation:
 - countdown: ``countdown:<sorted numbers>-><target>``.
 
 By design (paper, and upstream) Stage 1 teaches every function, the held-out ones included, on
-Level-1 problems with their definitions shown; a Level-1 test expression that occurs only in
-Stage-1 rows is therefore reported as ``expected_overlap`` and not as a leak unless ``strict``.
+Level-1 problems with their definitions shown; a Level-1 test expression that occurs only in rows a
+family marks as teaching an atom (Stage-1 rows) is therefore reported as ``expected_overlap`` and not
+as a leak unless ``strict``.
 
 CLI: ``python -m fgx.tasks.leakage --test A.parquet --train B.parquet C.parquet --out report.json``
 writes a JSON report and exits 1 naming the leaked rows (0 when clean).
@@ -18,19 +20,17 @@ writes a JSON report and exits 1 naming the leaked rows (0 when clean).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 
-
 @dataclass(frozen=True)
 class RowKey:
-    key: str        # normalised expression
+    key: str        # the family's name and its normalised expression
     row: int
-    stage: int      # 1 = Stage-1 row (definitions shown), else 0/2
+    stage: int      # 1 = a row that teaches an atom (Stage 1, definitions shown), else 0
     level: int
 
 
@@ -40,71 +40,34 @@ def _read(path: str | Path):
     return read_rows(path, "problem set", ("data_source", "reward_model"))
 
 
-def _normalise_row(path: Path, i: int, data_source: str, reward_model, extra_info, file_stage: int) -> RowKey:
-    from fgx.tasks import strings
-    from fgx.tasks.contract import row_level
-
-    if not isinstance(reward_model, dict) or "ground_truth" not in reward_model:
-        raise ValueError(f"{path}: row {i} lacks field reward_model.ground_truth; regenerate the file "
-                         "with `python -m fgx.tasks.strings generate` (verl schema)")
-    try:
-        gt = json.loads(reward_model["ground_truth"])
-    except (TypeError, ValueError):
-        raise ValueError(f"{path}: row {i}: reward_model.ground_truth is not JSON text; regenerate the file") from None
-    info = extra_info if isinstance(extra_info, dict) else {}
-    level = row_level(extra_info, f"{path}: row {i}")
-    ds = str(data_source)
-    if ds.startswith("reasoning-gym-countdown"):
-        if not isinstance(gt, dict) or "numbers" not in gt:
-            raise ValueError(f"{path}: row {i}: countdown ground_truth lacks 'numbers'; regenerate the file")
-        nums = sorted(int(v) for v in gt["numbers"])
-        target = int(gt.get("answer", gt.get("target")))
-        return RowKey(f"countdown:{nums}->{target}", i, 0, level)
-    if not isinstance(gt, dict) or "ref_code" not in gt:
-        raise ValueError(f"{path}: row {i} lacks field reward_model.ground_truth.ref_code; regenerate the "
-                         "file with `python -m fgx.tasks.strings generate`")
-    code = gt["ref_code"]
-    try:
-        e = strings.parse_code(code)
-        key = strings.render_code(e)
-    except ValueError:
-        # Not our vocabulary: compare the whitespace-free return expression text.
-        body = code.rsplit("return", 1)[-1]
-        key = "".join(body.split())
-    stage = info.get("stage")
-    return RowKey(f"strings:{key}", i, int(file_stage if stage is None else stage), level)
-
-
-def _file_stage(df) -> int:
-    """Stage of a file's rows that do not say (upstream's rows carry only index, split and depth):
-    Stage 1 when any row's program prints function definitions (only Stage-1 prompts do; a Level-1
-    row without a custom call prints none, so the file decides, not the row), else Stage 2."""
-    for rm in df["reward_model"]:
-        gt = rm.get("ground_truth") if isinstance(rm, dict) else None
-        try:
-            code = json.loads(gt).get("ref_code", "") if isinstance(gt, (str, bytes)) else ""
-        except (ValueError, AttributeError):
-            continue
-        if "\ndef func_" in "\n" + str(code):
-            return 1
-    return 2
-
-
 def row_keys(path: str | Path) -> list[RowKey]:
+    """The key of every row of a problem file; a ValueError names the file, the row and the field of a row
+    whose ground truth its family does not write."""
+    from fgx.tasks.contract import row_level
+    from fgx.tasks.family import GroundTruthError
+    from fgx.tasks.registry import family_for
+
     path = Path(path)
     df = _read(path)
     extra = df["extra_info"] if "extra_info" in df.columns else [None] * len(df)
-    stage = _file_stage(df)
-    return [_normalise_row(path, i, ds, rm, ei, stage)
-            for i, (ds, rm, ei) in enumerate(zip(df["data_source"], df["reward_model"], extra))]
-
-
-def expressions_of(path: str | Path, strip_prefix: bool = False) -> list[str]:
-    """Normalised expressions of every row (``strip_prefix``: the bare render_code text)."""
-    keys = [k.key for k in row_keys(path)]
-    if strip_prefix:
-        keys = [k.split(":", 1)[1] for k in keys if k.startswith("strings:")]
-    return keys
+    owners = []
+    for i, (ds, rm, info) in enumerate(zip(df["data_source"], df["reward_model"], extra)):
+        if not isinstance(rm, dict) or "ground_truth" not in rm:
+            raise ValueError(f"{path}: row {i} lacks field reward_model.ground_truth; regenerate the file "
+                             "(delete it and rerun the rule that writes it; verl schema)")
+        family = family_for(ds)
+        try:
+            family.check_ground_truth(rm["ground_truth"])
+        except GroundTruthError as err:
+            raise ValueError(f"{path}: row {i}: field {err.field} {err.problem}; regenerate the file") from None
+        owners.append(family)
+    levels = [row_level(info, f"{path}: row {i}") for i, info in enumerate(extra)]
+    keys: list[tuple[str, int] | None] = [None] * len(df)
+    for family in dict.fromkeys(owners):
+        mine = [i for i, f in enumerate(owners) if f is family]
+        for i, (key, stage) in zip(mine, family.leakage_keys(df.iloc[mine])):
+            keys[i] = (f"{family.name}:{key}", stage)
+    return [RowKey(key, i, stage, level) for i, ((key, stage), level) in enumerate(zip(keys, levels))]
 
 
 def find_leaks(test_paths: Iterable[str | Path], train_paths: Iterable[str | Path], *,

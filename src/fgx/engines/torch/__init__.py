@@ -11,13 +11,28 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class TorchEngine:
+    """The :class:`fgx.engines.Engine` that runs in the job's own process, on the CPU or one GPU."""
+
     name = "torch"
+    env_file = "envs/torch.yaml"
+    one_rl_job_per_host = False  # a job's RL shares nothing on the host with another's
+
+    @staticmethod
+    def gpus_per_job(config: Mapping) -> int:
+        """One GPU for ``device: cuda``; none otherwise (``auto`` takes a GPU where the job finds one)."""
+        return 1 if config["device"] == "cuda" else 0
+
+    @staticmethod
+    def job_settings(config: Mapping) -> dict:
+        """A model runs on one device."""
+        return {"tensor_parallel_size": 1}
 
     def sample(self, model_dir, rows, out_path, work_dir, settings: Mapping[str, Any], *, score_fn=None,
                progress: bool = True) -> pd.DataFrame:

@@ -32,8 +32,8 @@ from fgx.engines.torch.model import load_model, load_tokenizer, n_params, resolv
 from fgx.engines.torch.optim import adamw, constant
 from fgx.engines.torch.sampler import decode_completions, generate_ids
 from fgx.io import check_replaceable_dir, read_rows, run_fingerprint, write_json, write_parquet
-from fgx.plan.seeds import derive_seed
 from fgx.progress import Bar
+from fgx.seeds import derive_seed
 from fgx.settings import RL, Runtime
 from fgx.tasks import compute_score, reward, score_rows
 from fgx.tasks.contract import row_levels
@@ -295,7 +295,7 @@ def rl(model_dir, train_path, val_path, out_dir, metrics_path, work_dir, setting
                 "val_path": str(val_path), **dataclasses.asdict(s), "seed": rt.seed}
     fingerprint = run_fingerprint(resolved, RESUME_NEUTRAL, model=model_dir, train=train_path, val=val_path)
     check_replaceable_dir(out_dir)  # before the training, not after it
-    files = [model_dir, train_path, val_path, out_dir, metrics_path]
+    files = [model_dir, train_path, val_path, out_dir, metrics_path, validation_path]
     ckpt = Checkpointer(work_dir, fingerprint, others=files)
     stream = PromptStream(len(train), rt.seed)
     metrics: list[dict] = []

@@ -133,8 +133,7 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
     receives in fp32 (the torch engine's precision; verl's FSDP engine computes in bf16 unless told);
     a 64 MB weight bucket instead of 2 GB of shared memory; one agent-loop and one reward worker; Ray
     told that each CPU rank is a "GPU" (verl's resource pools ask for GPUs), given enough logical
-    CPUs for verl's helper actors and started without its dashboard (one process fewer competing for
-    the job's cores; a local cluster that lives as long as the job has no one to look at it)."""
+    CPUs for verl's helper actors."""
     a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
     return [
         _ov("trainer.device", "cpu"),
@@ -151,7 +150,6 @@ def cpu_ppo_overrides(n_ranks: int) -> list[str]:
         _ov("transfer_queue.backend.SimpleStorage.num_data_storage_units", 1),
         _ov("+ray_kwargs.ray_init.num_gpus", int(n_ranks)),
         _ov("ray_kwargs.ray_init.num_cpus", max(8, 4 * int(n_ranks))),
-        _ov("+ray_kwargs.ray_init.include_dashboard", False),
     ]
 
 
@@ -289,6 +287,8 @@ def ppo_overrides(settings: Mapping, *, model_dir: str, train_files: Sequence[st
         _ov("trainer.max_actor_ckpt_to_keep", int(v["max_actor_ckpt_to_keep"])),
         _ov("trainer.n_gpus_per_node", int(n_gpus_per_node)),
         _ov("trainer.nnodes", int(nnodes)),
+        # Ray without its dashboard, whose job API runs code for anyone who reaches it (fgx.engines.verl.environment)
+        _ov("+ray_kwargs.ray_init.include_dashboard", False),
     ]
     if cpu:
         o += cpu_ppo_overrides(n_gpus_per_node)

@@ -4,7 +4,7 @@ verl 0.9.1 knows NVIDIA, Ascend and ROCm platforms only and falls back to NVIDIA
 calls) when none is present. It imports the modules named in ``VERL_USE_EXTERNAL_MODULES`` when
 verl is imported, in the driver and in every Ray worker, and picks the platform that
 ``VERL_PLATFORM`` names: the verl engine sets both to this module and ``cpu`` when the job sees
-no GPU (:func:`fgx.engines.verl.engine.cpu_env`), never otherwise. Importing this module
+no GPU (:func:`fgx.engines.verl.environment.cpu_env`), never otherwise. Importing this module
 registers the platform and changes nothing else.
 
 What each piece works around:

@@ -1,430 +1,94 @@
-"""The verl engine: vLLM sampling, verl SFT and verl GRPO behind the torch engine's interface.
+"""The verl engine: vLLM sampling, verl SFT and verl GRPO, as :class:`fgx.engines.Engine`.
 
-Every method writes exactly what the torch engine writes (architecture.md): rollout / eval
+Every operation writes exactly what the torch engine writes (architecture.md): rollout / eval
 parquet (input rows + responses, scores, correct, response_tokens, level, n_correct), Hugging
 Face model directories (merged from verl's FSDP checkpoints inside the job, written atomically)
 and the RL metrics parquet (``step, metric, level, value``).
 
-Commands come from :mod:`fgx.engines.verl.commands` (pure, tested against verl's Hydra config)
-and run as subprocesses whose output goes to the job's log. Resuming: each job keeps a work
-directory (RL: the rule's ``--work-dir``; SFT / sampling: a hidden sibling of the output) holding
-verl checkpoints or finished sampling chunks plus a fingerprint of the job's inputs and settings;
-a rerun with the same fingerprint continues from there, a changed one starts clean.
-
-GPUs: the job uses the GPUs it can see (``CUDA_VISIBLE_DEVICES``, as SLURM sets it) and, when
-its SLURM allocation has several nodes, starts a Ray cluster over the allocation with
-``scripts/ray_slurm.sh`` before ``verl.trainer.main_ppo`` (which then joins it). A job that sees no
-GPU runs the same commands on the CPU, one rank: verl with fgx's CPU platform
-(:mod:`fgx.engines.verl.cpu_platform`, :func:`cpu_env`), vLLM's CPU build with fgx's plugin
-(:mod:`fgx.engines.verl.vllm_cpu`), both in fp32.
+The class reads as the protocol does; each concern lies in a module of its own: the commands
+(:mod:`~fgx.engines.verl.commands`, pure, tested against verl's Hydra config), the processes that run
+them with their output in the job's log (:mod:`~fgx.engines.verl.processes`), the machine they run on,
+their private Ray and the host lock (:mod:`~fgx.engines.verl.environment`), verl's checkpoints
+(:mod:`~fgx.engines.verl.checkpoints`), its metrics (:mod:`~fgx.engines.verl.metrics`) and the files
+that go in and out (:mod:`~fgx.engines.verl.formats`). Resuming: each job keeps a work directory
+(the rule's ``--work-dir``) holding verl checkpoints or finished sampling chunks plus a fingerprint of
+the job's inputs and settings; a rerun with the same fingerprint continues from there, a changed one
+starts clean.
 """
-
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import os
-import re
 import shlex
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from fgx.engines import validation
-from fgx.engines.metric_names import FGX_NAMES, VERL_SFT_TAGS, VERL_TAGS
 from fgx.engines.verl import commands as C
-from fgx.io import prepare_work_dir, run_fingerprint
+from fgx.engines.verl.checkpoints import (
+    check_checkpoint_tracker,
+    check_trained_steps,
+    checkpoint_step,
+    latest_checkpoint,
+    set_aside_epoch_end_loader_state,
+    sft_steps_per_epoch,
+)
+from fgx.engines.verl.environment import (
+    SRC_DIR,
+    cpu_env,
+    gpu_groups,
+    host_lock,
+    job_env,
+    on_cpu,
+    private_ray,
+    sampler_cpu_env,
+    slurm_job_nodes,
+    visible_gpus,
+)
+from fgx.engines.verl.formats import assemble_samples, finish_model_dir, model_view, sft_messages
+from fgx.engines.verl.metrics import attempt_logs, metrics_frame, next_attempt_log, read_verl_jsonl, sft_train_log
+from fgx.engines.verl.processes import run_logged, run_parallel
+from fgx.io import check_replaceable_dir, prepare_work_dir, remove_work_dir, run_fingerprint
 from fgx.settings import MACHINE_RUNTIME_KEYS
 
 log = logging.getLogger("fgx.engines.verl")
 
-SRC_DIR = Path(__file__).resolve().parents[3]          # .../src (fgx importable from here)
-REPO_DIR = SRC_DIR.parent
-RAY_SLURM = REPO_DIR / "scripts" / "ray_slurm.sh"
+RAY_SLURM = SRC_DIR.parent / "scripts" / "ray_slurm.sh"
 REWARD_PATH = Path(__file__).resolve().parent / "reward.py"
 TRAINED_MARKER = "TRAINED"
-TOKENIZER_FILES = ("generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                   "chat_template.jinja")
 # settings that do not change what a job computes (left out of the resume fingerprint)
 RUNTIME_KEYS = ("engine", "device", *MACHINE_RUNTIME_KEYS)
 
 Runner = Callable[[Sequence[str], Mapping[str, str], Path | None], None]
 
 
-# ----------------------------------------------------------------------------- helpers
-def run_logged(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None) -> None:
-    """Run one command, its output going to ours (the job's log); raise naming it on failure."""
-    log.info("running: %s", shlex.join(map(str, argv)))
-    t0 = time.time()
-    proc = subprocess.run(list(map(str, argv)), env=dict(env), cwd=cwd)
-    log.info("exit %d after %.0f s", proc.returncode, time.time() - t0)
-    if proc.returncode != 0:
-        raise RuntimeError(f"verl engine: command failed with exit code {proc.returncode} (its output is "
-                           f"above in this job's log): {shlex.join(map(str, argv))}")
-
-
-def run_parallel(argvs: Sequence[Sequence[str]], envs: Sequence[Mapping[str, str]]) -> None:
-    """Run commands side by side (one per GPU group); raise if any fails."""
-    procs = []
-    for argv, env in zip(argvs, envs, strict=True):
-        log.info("starting (CUDA_VISIBLE_DEVICES=%s): %s", env.get("CUDA_VISIBLE_DEVICES"), shlex.join(argv))
-        procs.append((argv, subprocess.Popen(list(argv), env=dict(env))))
-    failed = [(argv, p.wait()) for argv, p in procs]
-    failed = [(argv, rc) for argv, rc in failed if rc != 0]
-    if failed:
-        raise RuntimeError("verl engine: sampling shard(s) failed: " +
-                           "; ".join(f"exit {rc}: {shlex.join(a)}" for a, rc in failed))
-
-
-def on_cpu() -> bool:
-    """True when this job sees no GPU: ``CUDA_VISIBLE_DEVICES`` empty, or unset and CUDA counts none."""
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if cvd is not None:
-        return not cvd.strip() or cvd.strip() == "NoDevFiles"
-    try:
-        import torch
-
-        return torch.cuda.device_count() == 0
-    except Exception:  # no torch / no driver
-        return True
-
-
-def cpu_env(v: Mapping) -> dict[str, str | None]:
-    """Environment of a verl or vLLM command on the CPU: verl imports fgx's CPU platform and uses it
-    (``VERL_USE_EXTERNAL_MODULES``, ``VERL_PLATFORM``) and picks its FSDP engine, registered for
-    "cuda" only (``VERL_ENGINE_DEVICE``); vLLM takes its CPU platform and a KV cache of
-    ``verl.cpu_kv_cache_gb`` GB (else it sizes the cache as a share of the machine's memory)."""
-    return {"VERL_USE_EXTERNAL_MODULES": "fgx.engines.verl.cpu_platform", "VERL_PLATFORM": "cpu",
-            "VERL_ENGINE_DEVICE": "cuda", "VLLM_TARGET_DEVICE": "cpu",
-            "VLLM_CPU_KVCACHE_SPACE": str(int(v["cpu_kv_cache_gb"])),
-            # verl's one-machine Ray cluster needs no token; with one, Ray writes ~/.ray/auth_token, which a
-            # later `ray start --head` (scripts/ray_slurm.sh) enforces on workers that do not send it
-            "RAY_AUTH_MODE": "disabled",
-            # a Ray cluster of its own, never one another job left on this machine (verl's num_cpus / num_gpus
-            # are refused when ray.init joins an existing cluster)
-            "RAY_ADDRESS": "local",
-            # unset: Ray refuses its "GPU" (one per CPU rank, cpu_platform) when the variable lists none
-            "CUDA_VISIBLE_DEVICES": None}
-
-
-def sampler_cpu_env(v: Mapping) -> dict[str, str | None]:
-    """:func:`cpu_env` for fgx's own vLLM sampler (not verl's rollout server, whose async engine needs a
-    process of its own): vLLM's engine core and its worker run inside the sampling process, two
-    processes fewer to start, each of which imports torch and vLLM again (about half of a small sampling
-    job's time on a CPU). Requests are seeded one by one, so the samples are the same."""
-    return {**cpu_env(v), "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
-
-
-def model_view(model_dir: str | Path, work: Path) -> Path:
-    """``model_dir`` as verl and vLLM read it. verl's datasets always apply a chat template; a model
-    whose tokenizer has none (the tiny model) is shown through ``work/model`` (links to its files,
-    plus :data:`fgx.engines.prompts.PLAIN_CHAT_TEMPLATE`), which renders prompts and SFT examples to
-    the torch engine's token ids. Other models (and directories without a tokenizer) are used as they are."""
-    from fgx.engines.prompts import PLAIN_CHAT_TEMPLATE
-
-    model_dir = Path(model_dir).resolve()
-    config = model_dir / "tokenizer_config.json"
-    if (not config.is_file() or (model_dir / "chat_template.jinja").exists()
-            or json.loads(config.read_text()).get("chat_template")):
-        return model_dir
-    view = work / "model"
-    if not (view / "chat_template.jinja").exists():
-        view.mkdir(parents=True, exist_ok=True)
-        for f in model_dir.iterdir():
-            if f.is_file() and not (view / f.name).exists():
-                (view / f.name).symlink_to(f)
-        (view / "chat_template.jinja").write_text(PLAIN_CHAT_TEMPLATE)
-    return view
-
-
-def visible_gpus(default: int) -> list[str]:
-    """Device ids this job may use: CUDA_VISIBLE_DEVICES, else CUDA's count, else ``default``."""
-    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if cvd is not None and cvd.strip() and cvd.strip() != "NoDevFiles":
-        return [d.strip() for d in cvd.split(",") if d.strip()]
-    try:
-        import torch
-
-        n = torch.cuda.device_count()
-    except Exception:  # no torch / no driver: fall back to the configured count
-        n = 0
-    return [str(i) for i in range(n or int(default))]
-
-
-def slurm_job_nodes() -> int:
-    """Nodes of this job's SLURM allocation (1 outside SLURM).
-
-    Asked of SLURM (``squeue -j $SLURM_JOB_ID``): inside a job step, as Snakemake's SLURM jobstep
-    runs every job, SLURM_JOB_NUM_NODES / SLURM_JOB_NODELIST describe the one-node step instead.
-    """
-    job = os.environ.get("SLURM_JOB_ID")
-    if job and shutil.which("squeue"):
-        try:
-            out = subprocess.run(["squeue", "-h", "-j", job, "-o", "%D"], capture_output=True, text=True,
-                                 timeout=60).stdout.strip()
-            if out.isdigit():
-                return max(1, int(out))
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return max(1, int(os.environ.get("SLURM_JOB_NUM_NODES") or 1))
-
-
-def gpu_groups(devices: Sequence[str], tensor_parallel_size: int) -> list[list[str]]:
-    """Split devices into data-parallel groups of ``tensor_parallel_size`` GPUs."""
-    tp = max(1, int(tensor_parallel_size))
-    if len(devices) < tp:
-        raise RuntimeError(f"model.tensor_parallel_size={tp} but this job sees {len(devices)} GPU(s) "
-                           f"({','.join(devices) or 'none'}); request more GPUs in the profile or lower it")
-    return [list(devices[i * tp:(i + 1) * tp]) for i in range(len(devices) // tp)]
-
-
-def job_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """This process's environment for a command, fgx importable, with ``extra`` (None: unset)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SRC_DIR), *filter(None, [env.get("PYTHONPATH")])])
-    env.setdefault("TOKENIZERS_PARALLELISM", "true")
-    env.setdefault("WANDB_MODE", "disabled")
-    env.update(extra or {})
-    return {k: v for k, v in env.items() if v is not None}
-
-
-# verl's colocated weight sync (actor -> vLLM) goes through /tmp/rl-colocate-zmq-<Ray job id>-replica-<r>-rank-<k>.sock,
-# and every job that starts a Ray cluster of its own is Ray job 01000000: two such verl RL jobs on one host bind
-# the same socket, and when their syncs meet both hang. One host-wide lock makes them take turns.
-WEIGHT_SYNC_LOCK = Path("/tmp/fgx-verl-weight-sync.lock")
-
-
-@contextlib.contextmanager
-def host_lock(path: Path = WEIGHT_SYNC_LOCK, what: str = "verl RL job"):
-    """Hold an exclusive lock on ``path`` (host-wide, released when the process ends, however it ends)."""
-    import fcntl
-
-    with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("another %s runs on this host (lock %s): waiting for it, as verl's weight sync of two "
-                     "jobs on one host would collide", what, path)
-            t0 = time.time()
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            log.info("lock %s taken after %.0f s", path, time.time() - t0)
-        yield
-
-
-def fingerprint(settings: Mapping, **inputs: Any) -> str:
+def fingerprint(settings: Mapping, cpu: bool, **inputs: Any) -> str:
     """A job's resume fingerprint: what changes its result (the settings less the machine knobs,
     :func:`fgx.engines.verl.commands.result_settings`; the inputs; the world size a trainer's
-    per-rank checkpoints were written for), never how it runs."""
-    return run_fingerprint(C.result_settings(settings), RUNTIME_KEYS, **inputs)
-
-
-def latest_checkpoint(checkpoint_dir: Path) -> Path:
-    """``global_step_N`` named by verl's ``latest_checkpointed_iteration.txt``."""
-    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
-    if not tracker.exists():
-        raise RuntimeError(f"verl wrote no checkpoint under {checkpoint_dir} (no {tracker.name}); "
-                           "see the trainer output above in this job's log")
-    step = tracker.read_text().strip()
-    return checkpoint_dir / f"global_step_{step}"
-
-
-def check_checkpoint_tracker(checkpoint_dir: Path) -> None:
-    """Stop with one message when verl's ``latest_checkpointed_iteration.txt`` is damaged (not a step
-    number, or naming a ``global_step_N`` that is not there). verl would crash on it at every retry;
-    starting clean would throw away checkpoints that may be good (days of GPU time at paper scale), and
-    which one is complete only a person can tell, so the message names the file, the checkpoints
-    found and both fixes."""
-    from fgx.io import InputError
-
-    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
-    if not tracker.exists():
-        return
-    text = tracker.read_text(errors="replace").strip()
-    if text.isdigit() and (checkpoint_dir / f"global_step_{text}").is_dir():
-        return
-    found = sorted((p.name for p in checkpoint_dir.glob("global_step_*") if p.is_dir()),
-                   key=lambda name: int(name.rsplit("_", 1)[1]) if name.rsplit("_", 1)[1].isdigit() else -1)
-    raise InputError(f"{tracker}: verl's checkpoint tracker reads {text[:40]!r}, which names no checkpoint here "
-                     f"(found: {', '.join(found) or 'none'}); write the step of the newest complete one into it "
-                     f"(e.g. {found[-1].rsplit('_', 1)[1] if found else 'N'}) to resume there, or delete "
-                     f"{checkpoint_dir} to start this job afresh")
-
-
-def checkpoint_step(checkpoint_dir: Path) -> int:
-    """The step of the newest checkpoint verl's tracker names (0: none yet)."""
-    tracker = checkpoint_dir / "latest_checkpointed_iteration.txt"
-    return int(tracker.read_text().strip()) if tracker.exists() else 0
-
-
-def sft_steps_per_epoch(examples: int, batch_size: int, world_size: int) -> int:
-    """Optimizer steps per epoch of verl 0.9.1's SFT trainer: each rank's ``DistributedSampler``
-    (``drop_last=True``) takes ``examples // world_size`` examples, its ``StatefulDataLoader``
-    (``drop_last=True``) batches of ``batch_size // world_size``; an incomplete batch is dropped."""
-    per_rank = batch_size // world_size
-    if per_rank < 1:
-        raise ValueError(f"SFT batch size {batch_size} is smaller than the world size {world_size}")
-    return (examples // world_size) // per_rank
-
-
-def set_aside_epoch_end_loader_state(checkpoint_dir: Path, steps_per_epoch: int) -> list[Path]:
-    """Resume SFT from a checkpoint saved at the end of an epoch without skipping the next epoch.
-
-    verl 0.9.1's SFT trainer restores the data loader's state with every checkpoint (verl issue
-    #7401). Saved at an epoch boundary, that state is an exhausted epoch; the resumed trainer moves on
-    to the next epoch, whose first pass then yields no batch, so one epoch is silently never trained.
-    fgx checkpoints SFT after each epoch, so every SFT resume is that case. The state carries nothing
-    at a boundary (the next epoch's order comes from ``set_epoch``), so it is renamed out of verl's
-    sight (``data_<rank>.pt.epoch-end``, kept, not deleted) and verl starts the next epoch afresh, in
-    the order an uninterrupted run takes. Returns the files renamed."""
-    step = checkpoint_step(checkpoint_dir)
-    if step == 0 or steps_per_epoch < 1 or step % steps_per_epoch:
-        return []
-    moved = []
-    for state in sorted((checkpoint_dir / f"global_step_{step}").glob("data_*.pt")):
-        target = state.with_name(state.name + ".epoch-end")
-        state.replace(target)
-        moved.append(target)
-    if moved:
-        log.info("resuming SFT at step %d, the end of epoch %d: its data loader state set aside (%s), so "
-                 "that verl trains the next epoch (verl issue #7401)", step, step // steps_per_epoch,
-                 ", ".join(p.name for p in moved))
-    return moved
-
-
-def check_trained_steps(checkpoint_dir: Path, expected: int, trainer: str) -> None:
-    """Raise unless verl's newest checkpoint is its run's last step: a trainer that exits cleanly
-    short of its steps (as verl's SFT did at an epoch boundary) must not pass for a finished one."""
-    step = checkpoint_step(checkpoint_dir)
-    if step != expected:
-        raise RuntimeError(f"verl's {trainer} exited without error after step {step} of {expected} (the newest "
-                           f"checkpoint in {checkpoint_dir}); the job is not marked finished, and a rerun "
-                           "continues from that checkpoint. See the trainer output above in this job's log")
-
-
-def _messages(value) -> list[dict]:
-    return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(value)]
-
-
-def sft_messages(df):
-    """fgx SFT rows (prompt + ``response`` or ``responses``) -> verl's ``messages`` column."""
-    import pandas as pd
-
-    if "messages" in df.columns:
-        return pd.DataFrame({"messages": [_messages(m) for m in df["messages"]]})
-    if "response" in df.columns:
-        pairs = zip(df["prompt"], df["response"], strict=True)
-    elif "responses" in df.columns:
-        pairs = ((p, r) for p, rs in zip(df["prompt"], df["responses"], strict=True) for r in list(rs))
-    else:
-        raise ValueError("SFT data needs a 'response' (or 'responses' / 'messages') column next to 'prompt'; "
-                         f"got columns {list(df.columns)} (write it with scripts/filter_rollouts.py)")
-    rows = [[*_messages(p), {"role": "assistant", "content": str(r)}] for p, r in pairs]
-    if not rows:
-        raise ValueError("SFT data has no rows: every rollout was filtered out (no correct responses?)")
-    return pd.DataFrame({"messages": rows})
-
-
-def finish_model_dir(target: Path, init_model: str | Path, settings: Mapping, argv: Sequence[str]) -> None:
-    """Make a merged directory match the torch engine's: generation config, tokenizer (the starting
-    model's files, not the merger's copy of what verl was shown: :func:`model_view`), provenance."""
-    init_model = Path(init_model)
-    for name in TOKENIZER_FILES:
-        if (init_model / name).exists():
-            shutil.copy2(init_model / name, target / name)
-        elif (target / name).exists() and name != "generation_config.json":
-            (target / name).unlink()  # in the merger's fresh output directory, e.g. the view's chat template
-    if not any(target.glob("*.safetensors")):
-        raise RuntimeError(f"verl's model merger wrote no *.safetensors into {target}")
-    (target / "resolved_config.json").write_text(json.dumps(
-        {"engine": "verl", "init_model": str(init_model), "settings": dict(settings),
-         "command": list(map(str, argv))}, indent=2, sort_keys=True, default=str) + "\n")
-
-
-# ----------------------------------------------------------------------------- metrics
-VAL_ACC = re.compile(r"^val-core/(?P<source>.+)/acc/mean@\d+$")
-TRAINED = VERL_TAGS["num_groups_trained"]
-GEN_BATCHES = VERL_TAGS["num_gen_batches"]
-
-
-def read_verl_jsonl(paths: Sequence[Path]) -> dict[int, dict]:
-    """{step: metrics} from verl file-logger files; later files (resumed attempts) win."""
-    steps: dict[int, dict] = {}
-    for path in sorted(paths):
-        for line in Path(path).read_text().splitlines():
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                log.warning("skipping a torn line in %s", path)  # a killed attempt's last write
-                continue
-            steps.setdefault(int(rec["step"]), {}).update(rec.get("data") or {})
-    return steps
-
-
-def sft_train_log(steps: Mapping[int, Mapping]):
-    """verl's SFT log as the torch engine's ``train_log.parquet``: one row per step, ``step`` and the
-    columns of :data:`fgx.engines.metric_names.VERL_SFT_TAGS` (a step verl logged twice, before and after
-    a resume, once: the later attempt's)."""
-    import pandas as pd
-
-    rows = [{"step": int(step), **{name: float(metrics[tag]) for name, tag in VERL_SFT_TAGS.items()}}
-            for step, metrics in sorted(steps.items()) if all(tag in metrics for tag in VERL_SFT_TAGS.values())]
-    return pd.DataFrame(rows, columns=["step", *VERL_SFT_TAGS]).astype({"step": "int64"})
-
-
-def metrics_frame(steps: Mapping[int, Mapping], batch_size: int, dynamic_sampling: bool,
-                  val_prompts: Mapping[int, int] | None = None):
-    """verl's per-step metrics in fgx's long format ``step, metric, level, value``.
-
-    ``val_accuracy`` per level comes from ``val-core/<data_source>/acc/mean@N`` (level = the
-    data source's depth), and over every validation prompt (level -1, as the torch engine logs it) from
-    those, weighted by ``val_prompts`` (prompts per level; None: equally); ``filtered_group_share`` = groups
-    dropped by dynamic sampling over groups generated; fgx names for the common training metrics
-    (``fgx.engines.metric_names.FGX_NAMES``); every other numeric verl metric is kept as ``verl:<name>``.
-    """
-    import pandas as pd
-
-    from fgx.tasks.contract import data_source_level
-
-    rows = []
-    for step in sorted(steps):
-        data = steps[step]
-        per_level = {}
-        for key, value in data.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                continue
-            m = VAL_ACC.match(key)
-            if m:
-                level = data_source_level(m["source"])
-                rows.append((step, "val_accuracy", -1 if level is None else level, float(value)))
-                per_level[level] = float(value)
-            elif key in FGX_NAMES:
-                rows.append((step, FGX_NAMES[key], -1, float(value)))
-            else:
-                rows.append((step, f"verl:{key}", -1, float(value)))
-        if per_level and None not in per_level:  # a source of no level is already the row of level -1
-            weights = {lv: val_prompts.get(lv, 1) if val_prompts else 1 for lv in per_level}
-            overall = sum(per_level[lv] * weights[lv] for lv in per_level) / sum(weights.values())
-            rows.append((step, "val_accuracy", -1, overall))
-        if dynamic_sampling and GEN_BATCHES in data:
-            # fgx's replay buffer's counts: 1 - groups trained / groups sampled, as the torch engine's
-            sampled = float(data[GEN_BATCHES]) * batch_size
-            rows.append((step, "filtered_group_share", -1, 1.0 - float(data[TRAINED]) / sampled))
-    frame = pd.DataFrame(rows, columns=["step", "metric", "level", "value"])
-    return frame.astype({"step": "int64", "metric": "str", "level": "int64", "value": "float64"})
+    per-rank checkpoints were written for; the kind of device, as the CPU computes in fp32 and a GPU in
+    bf16, so that a job begun without a GPU and resumed with one starts afresh), never how it runs."""
+    return run_fingerprint(C.result_settings(settings), RUNTIME_KEYS, device="cpu" if cpu else "gpu", **inputs)
 
 
 # ----------------------------------------------------------------------------- engine
 class VerlEngine:
-    """verl + vLLM at paper scale (GPU); same methods and outputs as the torch engine."""
+    """verl + vLLM at paper scale (GPUs, or the CPU in CI); the same operations and outputs as the torch engine."""
 
     name = "verl"
+    env_file = "envs/verl.yaml"
+    one_rl_job_per_host = True  # verl's weight sync of two jobs on one host would collide (environment.host_lock)
+
+    @staticmethod
+    def gpus_per_job(config: Mapping) -> int:
+        """A GPU group per job at least (profiles/slurm gives whole nodes); none visible: the CPU."""
+        return 1
+
+    @staticmethod
+    def job_settings(config: Mapping) -> dict:
+        """vLLM's engines span ``model.tensor_parallel_size`` GPUs."""
+        return {"tensor_parallel_size": config["model"]["tensor_parallel_size"]}
 
     def __init__(self, python: str | None = None, runner: Runner | None = None,
                  parallel_runner: Callable | None = None):
@@ -457,9 +121,9 @@ class VerlEngine:
         cpu = on_cpu()
         groups = [["cpu"]] if cpu else gpu_groups(visible_gpus(v["n_gpus_per_node"]),
                                                   int(settings["tensor_parallel_size"]))
-        fp = fingerprint(settings, model=model_dir, data=data_path or "dataframe", rows=len(df),
+        fp = fingerprint(settings, cpu, model=model_dir, data=data_path or "dataframe", rows=len(df),
                          shards=len(groups))
-        work = prepare_work_dir(work_dir, fp)
+        work = prepare_work_dir(work_dir, fp, [model_dir, data_path, out_path])
         if data_path is None:
             data_path = work / "input.parquet"
             if not data_path.exists():
@@ -471,11 +135,13 @@ class VerlEngine:
                                    data_path=str(Path(data_path).resolve()), out_dir=str(chunk_dir.resolve()),
                                    shard=i, num_shards=len(groups), python=self.python, cpu=cpu)
                  for i in range(len(groups))]
-        envs = [job_env(sampler_cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)}) for g in groups]
-        self._run_parallel(argvs, envs)
+        with private_ray(work) as ray_env:  # vLLM starts Ray for an engine larger than one node's GPUs
+            envs = [job_env({**ray_env, **(sampler_cpu_env(v) if cpu else {"CUDA_VISIBLE_DEVICES": ",".join(g)})})
+                    for g in groups]
+            self._run_parallel(argvs, envs)
         out = assemble_samples(df, sorted(chunk_dir.glob("shard*-chunk*.parquet")), levels)
         write_parquet(out, out_path, settings=dict(settings))
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work)
 
     # --------------------------------------------------------------------- SFT
     def sft(self, model_dir, data_path, out_dir, work_dir, settings: Mapping) -> None:
@@ -486,10 +152,12 @@ class VerlEngine:
         from fgx.settings import SFT
 
         out_dir = Path(out_dir)
+        check_replaceable_dir(out_dir)  # before the training, not after it
         v = C.verl_settings(settings)
         cpu = on_cpu()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, data=data_path, world_size=n_gpus))
+        work = prepare_work_dir(work_dir, fingerprint(settings, cpu, model=model_dir, data=data_path,
+                                                      world_size=n_gpus), [model_dir, data_path, out_dir])
         train = work / "sft.parquet"
         if not train.exists():
             rows = read_rows(data_path, "SFT data", ("prompt", "response"))
@@ -516,11 +184,11 @@ class VerlEngine:
                              experiment_name=out_dir.name, n_gpus_per_node=n_gpus, cpu=cpu)
         if not (work / TRAINED_MARKER).exists():
             set_aside_epoch_end_loader_state(ckpt, per_epoch)
-        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
+        self._train(work, argv, job_env({"VERL_FILE_LOGGER_PATH": str(next_attempt_log(work)),
                                          **(cpu_env(v) if cpu else {})}),
                     steps=per_epoch * int(job.epochs), trainer="SFT trainer")
         step_dir = latest_checkpoint(ckpt)
-        train_log = sft_train_log(read_verl_jsonl(sorted((work / "logs").glob("*.jsonl"))))
+        train_log = sft_train_log(read_verl_jsonl(attempt_logs(work)))
         with atomic_dir(out_dir) as tmp:
             self._run(C.merge_command(checkpoint_dir=str(step_dir), target_dir=str(Path(tmp).resolve()),
                                       python=self.python),
@@ -539,14 +207,16 @@ class VerlEngine:
         from fgx.tasks.contract import row_levels
 
         out_dir = Path(out_dir)
+        check_replaceable_dir(out_dir)  # before the training, not after it
         v = C.verl_settings(settings)
         val = read_rows(val_path, "validation prompts", ("prompt", "reward_model"))
         truths = validation.ground_truths(val, val_path)  # before the training: verl's dumps are read by them
         cpu = on_cpu()
         nnodes = 1 if cpu else slurm_job_nodes()
         n_gpus = 1 if cpu else len(visible_gpus(v["n_gpus_per_node"]))
-        work = prepare_work_dir(work_dir, fingerprint(settings, model=model_dir, train=train_path, val=val_path,
-                                                      world_size=nnodes * n_gpus))
+        work = prepare_work_dir(work_dir, fingerprint(settings, cpu, model=model_dir, train=train_path, val=val_path,
+                                                      world_size=nnodes * n_gpus),
+                                [model_dir, train_path, val_path, out_dir, metrics_path, validation_path])
         cpus = os.environ.get("SLURM_CPUS_ON_NODE")
         ckpt = work / "checkpoints"
         argv = C.ppo_command(
@@ -557,12 +227,12 @@ class VerlEngine:
             validation_dir=str((work / "validation").resolve()))
         if nnodes > 1:
             argv = ["bash", str(RAY_SLURM), "--", *argv]
-        env = job_env({"VERL_FILE_LOGGER_PATH": str(self._log_file(work)),
-                       "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
-                       "FGX_GPUS_PER_NODE": str(n_gpus), **(cpu_env(v) if cpu else {})})
-        with host_lock():
+        with host_lock(), private_ray(work, one_node=nnodes == 1) as ray_env:
+            env = job_env({"VERL_FILE_LOGGER_PATH": str(next_attempt_log(work)),
+                           "TENSORBOARD_DIR": str(work / "tensorboard"),  # as the torch engine's
+                           "FGX_GPUS_PER_NODE": str(n_gpus), **ray_env, **(cpu_env(v) if cpu else {})})
             self._train(work, argv, env, steps=int(settings["steps"]), trainer="GRPO trainer")
-        steps = read_verl_jsonl(sorted((work / "logs").glob("*.jsonl")))
+        steps = read_verl_jsonl(attempt_logs(work))
         val_levels = pd.Series(row_levels(val, val_path))
         frame = metrics_frame(steps, int(settings["batch_size"]), bool(settings["dynamic_sampling"]),
                               val_prompts=val_levels.value_counts().to_dict())
@@ -578,13 +248,6 @@ class VerlEngine:
             finish_model_dir(tmp, model_dir, settings, argv)
 
     # --------------------------------------------------------------------- internals
-    @staticmethod
-    def _log_file(work: Path) -> Path:
-        """One metrics file per attempt: verl's file logger truncates the file it opens."""
-        logs = work / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        return logs / f"attempt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
-
     def _train(self, work: Path, argv: Sequence[str], env: Mapping[str, str], *, steps: int | None = None,
                trainer: str = "trainer") -> None:
         """Run a trainer in ``work`` unless an earlier attempt already finished it; with ``steps``,
@@ -602,26 +265,3 @@ class VerlEngine:
         (work / TRAINED_MARKER).write_text(shlex.join(map(str, argv)) + "\n")
 
 
-def assemble_samples(rows, chunk_files: Sequence[Path], levels: Sequence[int] | None = None):
-    """Input rows + the contract's sample columns, from the shards' chunk files (``levels``: the
-    rows' levels, read before sampling)."""
-    import pandas as pd
-
-    from fgx.tasks.contract import row_levels
-
-    if not chunk_files:
-        raise RuntimeError("vLLM sampling wrote no chunk files")
-    got = pd.concat([pd.read_parquet(f) for f in chunk_files], ignore_index=True)
-    got = got.drop_duplicates("row_index").set_index("row_index").sort_index()
-    missing = sorted(set(range(len(rows))) - set(got.index))
-    if missing:
-        raise RuntimeError(f"vLLM sampling is missing {len(missing)} prompt(s) (rows {missing[:10]} ...)")
-    out = rows.reset_index(drop=True).copy()
-    for col in ("responses", "scores", "correct", "response_tokens"):
-        out[col] = [list(x) for x in got.loc[range(len(rows)), col]]
-    out["scores"] = out["scores"].map(lambda xs: [float(x) for x in xs])
-    out["correct"] = out["correct"].map(lambda xs: [bool(x) for x in xs])
-    out["response_tokens"] = out["response_tokens"].map(lambda xs: [int(x) for x in xs])
-    out["level"] = list(levels) if levels is not None else row_levels(rows)
-    out["n_correct"] = out["correct"].map(sum).astype("int64")
-    return out

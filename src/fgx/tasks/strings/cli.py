@@ -7,6 +7,7 @@ import sys
 import time
 
 from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
+from .keys import expressions_of
 
 
 def _positive_int(text: str) -> int:
@@ -76,14 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.num < 0:
         print(f"error: --num must be >= 0, got {args.num}", file=sys.stderr)
         return 2
-    exclude: set[str] = set()
     t0 = time.perf_counter()
     try:
-        if args.exclude:
-            from fgx.tasks.leakage import expressions_of
-
-            for path in args.exclude:
-                exclude |= set(expressions_of(path, strip_prefix=True))
+        exclude = expressions_of(args.exclude)
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
                       exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,

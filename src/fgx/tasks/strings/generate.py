@@ -20,6 +20,8 @@ import string
 from dataclasses import dataclass
 from typing import Iterable
 
+from fgx.settings import STYLES
+
 from . import display
 from . import functions as F
 from .expr import (DEFAULT_MAX_LEN, X, Call, Concat, Expr, Method, Str, Int, Var, ValueTooLong, children, evaluate,
@@ -28,8 +30,8 @@ from .ground_truth import ground_truth
 from .shortcuts import shortcut_kinds
 from .trace import solution_text
 
+DATA_SOURCE_PREFIX = "codeio"
 LOWER = string.ascii_lowercase
-STYLES = ("paper", "compact")
 SPLITS = ("train", "test")
 
 # Upstream's forward instruction (a protocol string: kept word for word).
@@ -41,7 +43,7 @@ FORWARD_PROMPT = (
 
 
 def data_source(level: int) -> str:
-    return f"codeio-forward-incomplete-depth{level}"
+    return f"{DATA_SOURCE_PREFIX}-forward-incomplete-depth{level}"
 
 
 def function_set(stage: int, split: str) -> frozenset[int]:

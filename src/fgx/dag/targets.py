@@ -8,15 +8,13 @@ import importlib
 from typing import Mapping
 
 from fgx.plan import paths
-from fgx.plan.figures import FIGURES, FINDINGS_TABLES, FigureSpec
-from fgx.plan.seeds import dumps
+from fgx.plan.figures import FigureSpec, figure_module, figure_names, findings_tables
+from fgx.seeds import dumps
 
 
 def spec(figure: str) -> FigureSpec:
     """The declaration of figure ``figure`` (its module's ``SPEC``)."""
-    if figure not in FIGURES:
-        raise ValueError(f"unknown figure {figure!r}; known: {', '.join(FIGURES)}")
-    return importlib.import_module(f"fgx.figures.{figure}").SPEC
+    return importlib.import_module(figure_module(figure)).SPEC
 
 
 def figure_inputs(config: Mapping, figure: str) -> list[str]:
@@ -32,7 +30,7 @@ def figure_settings(config: Mapping, figure: str) -> str:
 
 def planned_figures(config: Mapping) -> list[str]:
     """The names of every figure the config asks for."""
-    return [name for name in FIGURES if spec(name).planned(config)]
+    return [name for name in figure_names() if spec(name).planned(config)]
 
 
 def figure_targets(config: Mapping) -> list[str]:
@@ -41,4 +39,5 @@ def figure_targets(config: Mapping) -> list[str]:
 
 def findings_inputs(config: Mapping) -> list[str]:
     """The CSVs of the figures the findings read, among those the config asks for."""
-    return [paths.fill(paths.FIGURE_CSV, figure=name) for name in planned_figures(config) if name in FINDINGS_TABLES]
+    tables = findings_tables()
+    return [paths.fill(paths.FIGURE_CSV, figure=name) for name in planned_figures(config) if name in tables]

@@ -110,13 +110,15 @@ from functools import lru_cache
 from typing import Any
 
 from fgx.io import writable_text
-from fgx.tasks.strings import functions as F
-from fgx.tasks.strings.expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate,
-                                    parse_code, parse_compact, quote, render_code, render_compact, replace_at,
-                                    with_child)
-from fgx.tasks.strings.ground_truth import parse_ground_truth
-from fgx.tasks.strings.trace import chain_to_compact, top_level_eq, trace_lines
-from fgx.tasks.strings.scoring import compute_score
+from fgx.settings import STYLES
+
+from . import functions as F
+from .expr import (Call, Concat, Expr, Int, Method, Str, UnsupportedCode, Var, children, evaluate, parse_code,
+                   parse_compact, quote, render_code, render_compact, replace_at, with_child)
+from .generate import DATA_SOURCE_PREFIX
+from .ground_truth import parse_ground_truth
+from .scoring import compute_score
+from .trace import chain_to_compact, top_level_eq, trace_lines
 
 CORRECT = "Correct"
 IGNORES = "Ignores Composition"
@@ -125,7 +127,6 @@ INCORRECT = "Incorrect Composition"
 ATOMIC = "Atomic Error"
 CATEGORIES = (CORRECT, IGNORES, INCOMPLETE, INCORRECT, ATOMIC)
 FAILURES = CATEGORIES[1:]
-STYLES = ("compact", "paper")
 
 _CAP = 20_000  # length cap for values computed while testing mis-composition candidates
 
@@ -705,12 +706,13 @@ def classify_detailed(response: Any, ground_truth: Any, data_source: str | None 
         raise ValueError(f"unknown style {style!r}: use one of {', '.join(STYLES)}")
     if isinstance(data_source, bytes):
         data_source = data_source.decode("utf-8", "replace")
-    if data_source is not None and not str(data_source).startswith("codeio"):
-        raise ValueError(f"failure modes are defined for the string task (data_source 'codeio-...'), "
+    if data_source is not None and not str(data_source).startswith(DATA_SOURCE_PREFIX):
+        raise ValueError(f"failure modes are defined for the string task (data_source "
+                         f"'{DATA_SOURCE_PREFIX}-...'), "
                          f"got {data_source!r}")
     p = _problem(ground_truth)
     text = response if isinstance(response, str) else ""
-    score = compute_score(data_source or "codeio", text, {"ref_output": p.ref})
+    score = compute_score(data_source or DATA_SOURCE_PREFIX, text, {"ref_output": p.ref})
     if score["acc"]:
         return Classification(CORRECT, "the answer equals ref_output")
     if not p.nodes:  # a bare literal / x (no generated problem has this)
@@ -773,7 +775,7 @@ def classify_eval(samples_df, level: int | None = 3, style: str | None = None, s
     out = []
     for pos, row in enumerate(samples_df.to_dict("records")):
         ds = row.get("data_source")
-        if ds is not None and not str(ds).startswith("codeio"):
+        if ds is not None and not str(ds).startswith(DATA_SOURCE_PREFIX):
             continue
         where = f"{source}: row {pos}" if source else f"row {pos}"
         lv = row_level(row.get("extra_info"), where)

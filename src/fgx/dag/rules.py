@@ -1,11 +1,15 @@
 """What the rules call: the config bound once, every method a Snakemake input or params function
-of the job's ``wildcards`` (rules only wire files; every decision is in the modules beside this)."""
+of the job's ``wildcards`` (rules only wire files; every decision is in fgx.plan and in
+:mod:`fgx.dag.targets`)."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
-from fgx.plan import comparisons, models, params, paths, splits, targets
+from fgx.dag import targets
+from fgx.plan import comparisons, models, params, paths, splits
+from fgx.tasks.family import RLLineage, TaskFamily
+from fgx.tasks.registry import families
 
 
 class Plan:
@@ -23,15 +27,15 @@ class Plan:
         """Every planned figure, the leakage report, the sample browser, the findings (rule all)."""
         return [*targets.figure_targets(self.config), paths.LEAKAGE, paths.SAMPLE_BROWSER, paths.FINDINGS]
 
-    # problem sets
+    # problem sets: one generate rule per task family (rules/data.smk)
+    def task_families(self) -> tuple[TaskFamily, ...]:
+        return families()
+
     def generate_args(self, wildcards) -> str:
         return splits.generate_args(self.config, wildcards.split)
 
     def generate_exclusions(self, wildcards) -> list[str]:
         return splits.generate_exclusions(self.config, wildcards.split)
-
-    def countdown_generate_args(self, wildcards) -> str:
-        return splits.countdown_generate_args(self.config, wildcards.split)
 
     def leakage_test(self, wildcards) -> list[str]:
         return [splits.data_path(self.config, s) for s in splits.eval_splits(self.config)]
@@ -55,7 +59,7 @@ class Plan:
         return models.model_dir(self.config, wildcards.model)
 
     def pretrain_data(self, wildcards) -> list[str]:
-        return [paths.fill(paths.STRING_DATA, split=s) for s in splits.pretrain_splits(self.config)]
+        return [splits.data_path(self.config, s) for s in splits.pretrain_splits(self.config)]
 
     def pretrain_settings(self, wildcards) -> str:
         return params.pretrain_settings(self.config)
@@ -75,18 +79,19 @@ class Plan:
     def mix_settings(self, wildcards) -> str:
         return params.sft_mix_settings(self.config, wildcards.model)
 
-    def rl_inputs(self, wildcards) -> dict[str, str]:
-        """init, train and val of rl_{run} (unpack)."""
-        return models.rl_sources(self.config, models.rl_model(wildcards.run))
+    def sft_model_wildcard(self) -> str:
+        return models.sft_model_wildcard(self.config)
 
-    def rl_multi_inputs(self, wildcards) -> dict[str, str]:
-        return models.rl_sources(self.config, models.rl_model(wildcards.run, "multi"))
+    # RL: one rule per lineage (rules/rl.smk)
+    def rl_lineages(self) -> list[RLLineage]:
+        return list(models.rl_lineages().values())
 
-    def rl_settings(self, wildcards) -> str:
-        return params.rl_settings(self.config, wildcards.run)
+    def rl_inputs(self, lineage: str) -> Callable:
+        """init, train and val of the lineage's RL model of {run} (unpack)."""
+        return lambda wildcards: models.rl_sources(self.config, models.rl_model(wildcards.run, lineage))
 
-    def rl_multi_settings(self, wildcards) -> str:
-        return params.rl_settings(self.config, wildcards.run, "multi")
+    def rl_settings(self, lineage: str) -> Callable:
+        return lambda wildcards: params.rl_settings(self.config, wildcards.run, lineage)
 
     # sampling, filtering, metrics
     def rollout_settings(self, wildcards) -> str:

@@ -1,4 +1,5 @@
-"""Per-job seeds and the canonical JSON every job's params are written in."""
+"""Per-job seeds and the canonical JSON every job's params are written in: the plan derives each job's seed
+from the config's, an engine the seeds within a job from the job's."""
 
 from __future__ import annotations
 
