@@ -276,17 +276,23 @@ def torch_rl_update(model_dir: Path, s: dict, data, flip: bool = False, loss_agg
 
 
 def compare(a: dict, b: dict) -> dict:
-    """Max abs difference of two name -> tensor maps, overall, over matrices and over vectors (norms)."""
-    names = sorted(set(a) & set(b))
+    """Max abs difference of two name -> tensor maps, overall, over matrices and over vectors (norms), and
+    how many of each. Both maps name the same parameters and both groups hold some, or this raises: a
+    parameter one side lacks, or an empty group, would be a difference left unmeasured."""
+    if set(a) != set(b):
+        raise ValueError(f"parameters on one side only: {sorted(set(a) - set(b))} / {sorted(set(b) - set(a))}")
+    names = sorted(a)
     mats = [n for n in names if a[n].dim() >= 2]
     vecs = [n for n in names if a[n].dim() < 2]
+    if not mats or not vecs:
+        raise ValueError(f"an empty group: {len(mats)} matrices, {len(vecs)} vectors among {names}")
 
     def mx(ns):
-        return max((float((a[n] - b[n]).abs().max()) for n in ns), default=0.0)
+        return max(float((a[n] - b[n]).abs().max()) for n in ns)
 
     scale = max(float(a[n].abs().max()) for n in names)
     return {"max_abs": mx(names), "max_abs_matrices": mx(mats), "max_abs_vectors": mx(vecs),
-            "max_abs_ref": scale, "missing": sorted(set(a) ^ set(b))}
+            "max_abs_ref": scale, "matrices": len(mats), "vectors": len(vecs)}
 
 
 def rl_report(v: tuple, t: tuple, start: dict, data, s: dict) -> dict:
@@ -316,6 +322,8 @@ def rl_report(v: tuple, t: tuple, start: dict, data, s: dict) -> dict:
         "weight_max_abs_diff_vectors": weights["max_abs_vectors"],
         "weight_max_abs_diff_vectors_decayed_as_verl": compare(vw, tw_decayed)["max_abs_vectors"],
         "weight_rel_diff_matrices_of_lr": weights["max_abs_matrices"] / s["lr"],
+        "compared": {"gradients": [grads["matrices"], grads["vectors"]],
+                     "weights": [weights["matrices"], weights["vectors"]]},
     }
 
 
@@ -335,7 +343,9 @@ def rl_parity(work: Path, precision: str = "fp32", seed: int = 0, controls: bool
     v = verl_rl_update(model_dir, s, data, work, precision)
     t = torch_rl_update(model_dir, s, data)
     out = {"algorithm": s["algorithm"], "precision": precision, "lr": s["lr"], "loss_agg_mode": s["loss_agg_mode"],
-           "sequences": len(data[0]), "response_tokens": sum(map(len, data[1])), **rl_report(v, t, start, data, s)}
+           "sequences": len(data[0]), "response_tokens": sum(map(len, data[1])), "model_parameters": [
+               sum(x.dim() >= 2 for x in start.values()), sum(x.dim() < 2 for x in start.values())],
+           **rl_report(v, t, start, data, s)}
     if controls and s["algorithm"] == "rloo":
         reinforce = torch_rl_update(model_dir, s, data, advantages_of="reinforce")
         out["control_torch_reinforce_advantages"] = rl_report(v, reinforce, start, data, s)

@@ -28,4 +28,13 @@ for extra in ${FGX_EXTRAS:-}; do
   fi
 done
 bash envs/link_slurm_profile.sh
-.venv/bin/python -c "import fgx, torch, snakemake; print('fgx env ready: torch', torch.__version__)"
+# import what the core and each extra provide, so a pip change that drops a package fails here, not in a test
+# that would skip (verl's extra also brings the datasets and tensorboard packages tests read files with)
+imports="fgx, torch, snakemake"
+for extra in ${FGX_EXTRAS:-}; do
+  case "$extra" in
+    verl) imports="$imports, verl, vllm, ray, transfer_queue, datasets, tensorboard" ;;
+    trl) imports="$imports, trl" ;;
+  esac
+done
+.venv/bin/python -c "import $imports; print('fgx env ready: torch', torch.__version__)"

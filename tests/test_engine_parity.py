@@ -1,8 +1,8 @@
 """The two engines optimise the same objective, in numbers (tier "verl", about 20 s on 2 cores):
 ``benchmarks/engine_parity.py`` runs one RL update and four SFT steps through verl 0.9.1's own actor and
 SFT code (its FSDP2 engine in one CPU process, fp32) and through the torch engine, on the same tiny random
-Llama and data; here its numbers are held to tolerances, and two deliberately different objectives are
-held to fail them.
+Llama and data; here its numbers, over every parameter of the model on both sides, are held to tolerances,
+and two deliberately different objectives are held to fail them.
 
 One RL update per RL algorithm (fgx.algos.rl: GRPO, REINFORCE, RLOO). Tolerances (fp32; measured on an AMD
 EPYC, 2 cores, GRPO: loss 7e-9, gradients 1.5e-8 of max 0.075, matrices 1.0e-6 at lr 1e-3; REINFORCE: 0, 1.0e-8
@@ -25,7 +25,6 @@ float32 ulp at 4.6):
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -38,9 +37,7 @@ from fgx.algos.rl import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.verl,
-              pytest.mark.skipif(importlib.util.find_spec("verl") is None or importlib.util.find_spec("vllm") is None,
-                                 reason="needs verl and vLLM (FGX_EXTRAS=verl bash envs/install.sh)")]
+pytestmark = pytest.mark.verl
 
 LR_SHARE = 1e-2   # matrices' weight tolerance, as a share of the learning rate
 
@@ -48,6 +45,7 @@ LR_SHARE = 1e-2   # matrices' weight tolerance, as a share of the learning rate
 @pytest.fixture(scope="module")
 def parity(tmp_path_factory):
     """The benchmark's numbers, from a process of its own (verl picks its platform once per process)."""
+    pytest.importorskip("verl", reason="needs verl (FGX_EXTRAS=verl bash envs/install.sh)")
     out = tmp_path_factory.mktemp("parity") / "parity.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "engine_parity.py"), "--precision", "fp32",
@@ -61,6 +59,9 @@ def parity(tmp_path_factory):
 def test_one_rl_update_matches(parity, name):
     rl = parity["rl_algorithms"][name]
     assert rl["algorithm"] == name
+    # every parameter of the model, matrices and vectors, compared on both sides
+    assert rl["compared"] == {"gradients": rl["model_parameters"], "weights": rl["model_parameters"]}
+    assert min(rl["model_parameters"]) > 0, rl["model_parameters"]
     assert rl["loss_abs_diff"] < 1e-6
     assert rl["advantage_max_abs_diff"] < 1e-6
     assert rl["old_logprob_max_abs_diff"] < 1e-5
@@ -101,3 +102,23 @@ def test_sft_losses_match_and_both_normalise_per_token(parity):
     n = sft["step1_normalisations"]
     assert abs(sft["torch"][0] - n["per_token_over_batch"]) < 1e-5
     assert abs(n["per_token_over_batch"] - n["per_sequence_mean"]) > 1e-3  # the check could tell them apart
+
+
+def test_the_comparison_refuses_a_parameter_one_side_lacks_and_an_empty_group(monkeypatch):
+    """Control for the counts above: the benchmark's comparison of two parameter maps raises where a
+    name is on one side only or a group (matrices, vectors) is empty, instead of comparing what is left."""
+    import torch
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from engine_parity import compare
+
+    a = {"w": torch.ones(2, 2), "norm": torch.ones(2)}
+    assert compare(a, {k: v + 0.5 for k, v in a.items()}) == {"max_abs": 0.5, "max_abs_matrices": 0.5,
+                                                             "max_abs_vectors": 0.5, "max_abs_ref": 1.0,
+                                                             "matrices": 1, "vectors": 1}
+    with pytest.raises(ValueError, match="one side only"):
+        compare(a, {"w": a["w"]})
+    with pytest.raises(ValueError, match="one side only"):
+        compare(a, {**a, "lm_head": a["w"]})
+    with pytest.raises(ValueError, match="an empty group"):
+        compare({"w": a["w"]}, {"w": a["w"]})

@@ -324,22 +324,33 @@ def test_verl_dynamic_sampling_stops_after_the_generation_budget_as_the_torch_en
     assert set(store.items) == set(batch.keys)  # the trainer reads the chosen group; every other one is gone
 
 
+EVERY_THIRD = lambda uid: [0.0, 1.0, 0.0, 0.0] if int(uid[1:]) % 3 == 0 else [1.0] * 4  # noqa: E731
+
+
+def assert_keeps_p0_p3_p6_p9(store, batch, metrics):
+    """Prompts p0, p1, ... in batches of 4, every third informative: batch 1 (p0-p3) keeps p0 and p3,
+    batch 2 (p4-p7) p6, batch 3 (p8-p11) p9, the fourth group: 3 batches, 12 prompts, those 4 groups."""
+    assert metrics["training/filter_groups/num_gen_batches"] == 3 and store.submitted == 12, metrics
+    assert sorted({k.split("_")[0] for k in batch.keys}) == ["p0", "p3", "p6", "p9"]
+    assert metrics["training/filter_groups/num_groups_trained"] == 4 and len(batch.keys) == 16
+    assert set(store.items) == set(batch.keys)  # nothing else of the step stays in the store
+
+
 def test_verl_dynamic_sampling_keeps_informative_groups_batch_by_batch(monkeypatch):
-    """Every third prompt informative: the torch engine's rule (fgx.algos.objective.another_generation_batch)
-    needs 3 batches of 4 prompts for 4 informative groups, and so does verl's step; it trains on exactly
-    those groups, and nothing else of the step stays in the store."""
-    informative = lambda uid: [0.0, 1.0, 0.0, 0.0] if int(uid[1:]) % 3 == 0 else [1.0] * 4  # noqa: E731
-    store, batch, metrics = _budgeted_step(monkeypatch, informative, max_generation_batches=10)
-    kept, batches = 0, 0
-    while True:  # the torch engine's loop over the same prompts
-        kept += sum(1 for i in range(batches * 4, batches * 4 + 4) if i % 3 == 0)
-        batches += 1
-        if not objective.another_generation_batch(kept, batches, batch_size=4, max_batches=10, dynamic_sampling=True):
-            break
-    assert metrics["training/filter_groups/num_gen_batches"] == batches == 3 == store.submitted // 4
-    groups = sorted({k.split("_")[0] for k in batch.keys})
-    assert len(groups) == 4 and all(int(g[1:]) % 3 == 0 for g in groups)
-    assert metrics["training/filter_groups/num_groups_trained"] == 4 and set(store.items) == set(batch.keys)
+    """Every third prompt informative, a budget of 10 batches: the step samples batch after batch until
+    it holds 4 informative groups (the torch engine's rule), and trains on exactly those."""
+    assert_keeps_p0_p3_p6_p9(*_budgeted_step(monkeypatch, EVERY_THIRD, max_generation_batches=10))
+
+
+@pytest.mark.parametrize("rule", ["to_the_budget", "one_batch"])
+def test_a_sampler_with_another_stopping_rule_fails_that_oracle(monkeypatch, rule):
+    """Control: the rule both engines call replaced by one that samples to the budget or stops after one
+    batch; the literal oracle above rejects it (one computed by the same rule would agree with it)."""
+    wrong = {"to_the_budget": lambda kept, batches, *, max_batches, **_: batches < max_batches,
+             "one_batch": lambda kept, batches, **_: False}[rule]
+    monkeypatch.setattr(objective, "another_generation_batch", wrong)
+    with pytest.raises(AssertionError):
+        assert_keeps_p0_p3_p6_p9(*_budgeted_step(monkeypatch, EVERY_THIRD, max_generation_batches=10))
 
 
 def test_verl_dynamic_sampling_trains_on_a_short_batch_when_the_budget_runs_out(monkeypatch):

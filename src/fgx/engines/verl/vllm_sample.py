@@ -45,6 +45,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--enforce-eager", action="store_true")
     p.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
                    help="weights and activations (auto: the checkpoint's, fp32 becomes bf16 in vLLM)")
+    p.add_argument("--logprobs", action="store_true",
+                   help="also write each sample's token ids and their log-probs under the model (columns token_ids, "
+                        "logprobs), to hold vLLM's model against another implementation of it")
     p.add_argument("--whole-prefills", action="store_true",
                    help="prefill each prompt in one step, never split (vLLM's CPU build: a split prefill rewinds "
                         "the request's seeded generator, and a CPU generator has no offset to rewind)")
@@ -130,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # vLLM refuses n > 1 at temperature 0: n greedy samples are one greedy sample n times
         n_requested = 1 if a.temperature == 0 else a.n
         params = [SamplingParams(n=n_requested, temperature=a.temperature, top_p=a.top_p, max_tokens=a.max_tokens,
-                                 seed=request_seed(a.seed, i)) for i in idx]
+                                 seed=request_seed(a.seed, i), logprobs=0 if a.logprobs else None) for i in idx]
         outputs = llm.generate(prompts, params)
         records = []
         for i, out in zip(idx, outputs, strict=True):
@@ -141,7 +144,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                             "response_tokens": [len(o.token_ids) for o in samples],
                             "finish_reasons": [str(o.finish_reason) for o in samples],
                             "scores": scores, "correct": correct})
-        write_parquet(pd.DataFrame(records, columns=CHUNK_COLUMNS), chunk_path(a.out_dir, a.shard, j))
+            if a.logprobs:  # the sampled token's entry of each step (logprobs=0 asks for that one only)
+                records[-1].update(token_ids=[list(o.token_ids) for o in samples],
+                                   logprobs=[[float(step[t].logprob) for step, t in zip(o.logprobs, o.token_ids)]
+                                             for o in samples])
+        columns = CHUNK_COLUMNS + (["token_ids", "logprobs"] if a.logprobs else [])
+        write_parquet(pd.DataFrame(records, columns=columns), chunk_path(a.out_dir, a.shard, j))
         log.info("shard %d chunk %d: %d prompts done", a.shard, j, len(idx))
 
 
