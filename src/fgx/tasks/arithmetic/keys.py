@@ -1,0 +1,50 @@
+"""What the leakage check compares of an arithmetic-chain row, and what the generator's ``--exclude`` leaves
+out.
+
+The leakage key is the chain of operations without its start value (``.sub(3).div(2)``): the program, as
+the string task compares ``main_solution``'s expression without its input, so a held-out composition in a
+training file is a leak on whatever value it starts. Stage-1 rows teach the operations one at a time and
+are marked so: a Level-1 test chain found there is the expected overlap. The generator's exclusions are
+whole problems (start value included: ``417.sub(3).div(2)``), the identity of a problem within a file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from fgx.tasks.family import GroundTruthError
+
+from .chain import render_call, render_chain
+from .generate import DATA_SOURCE_PREFIX
+from .ground_truth import parse
+
+
+def leakage_keys(rows) -> list[tuple[str, int]]:
+    """(chain key, stage) per row of a frame of arithmetic-chain rows whose ground truths are checked
+    (fgx.tasks.family.TaskFamily.leakage_keys): a Stage-1 row teaches an atom."""
+    extra = rows["extra_info"] if "extra_info" in rows.columns else [None] * len(rows)
+    out = []
+    for rm, info in zip(rows["reward_model"], extra):
+        _, steps, _ = parse(rm["ground_truth"])
+        stage = info.get("stage") if isinstance(info, dict) else None
+        out.append(("".join(render_call(name, param) for name, param in steps), 1 if stage == 1 else 0))
+    return out
+
+
+def problems_of(paths: Iterable[str | Path]) -> set[str]:
+    """The chain texts, start value included, of the arithmetic-chain rows of problem files (``--exclude``)."""
+    from fgx.io import read_rows
+
+    keys: set[str] = set()
+    for path in paths:
+        rows = read_rows(path, "problem set", ("data_source", "reward_model"))
+        mine = rows[rows["data_source"].astype(str).str.startswith(DATA_SOURCE_PREFIX)]
+        for i, rm in zip(mine.index, mine["reward_model"]):
+            try:
+                start, steps, _ = parse(rm.get("ground_truth") if isinstance(rm, dict) else None)
+            except GroundTruthError as err:
+                raise ValueError(f"{path}: row {i}: field {err.field}: {err.problem}; regenerate the file (delete "
+                                 "it and rerun the rule that writes it)") from None
+            keys.add(render_chain(start, steps))
+    return keys
