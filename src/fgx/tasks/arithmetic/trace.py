@@ -8,15 +8,17 @@ operation (the call on the last value, then its value), then the answer line::
 
 The next step's call is the one after the last step's in the prompt and its input the last value, so
 nothing but the steps needs writing. This module writes the format and reads it back
-(:func:`written_steps`, :func:`parse_step`).
+(:func:`written_steps`, :func:`parse_step`, :func:`trace_stats`: how responses step).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Sequence
+import sys
+from typing import Iterable, Sequence
 
 from .chain import DEFAULT_MAX_VALUE, Step, parse_chain, render_chain, values
+from .operations import apply
 
 
 def step_line(x: int, step: Step, value: int) -> str:
@@ -64,3 +66,28 @@ def parse_step(line: str) -> tuple[int, Step, int] | None:
     except ValueError:
         return None
     return (x, steps[0], int(rhs)) if len(steps) == 1 else None
+
+
+def trace_stats(samples: Iterable[tuple[str, int, Sequence[Step]]]) -> dict:
+    """How responses step, over (response, start value, the chain's steps) triples: ``steps_written`` (step
+    lines per response), ``step_right`` (share of step lines whose value is their operation applied to their
+    input; NaN without any) and ``full_trace`` (share of responses whose step lines are the reference's,
+    every step of the chain written right, whatever the answer line says)."""
+    n = lines = right = full = 0
+    for response, start, steps in samples:
+        written = written_steps(response)
+        n += 1
+        lines += len(written)
+        for line in written:
+            step = parse_step(line)
+            right += step is not None and _value(step[0], step[1]) == step[2]
+        full += written == trace_lines(start, steps, sys.maxsize)[:-1]  # the chain as written, whatever its cap
+    return {"steps_written": lines / max(n, 1), "step_right": right / lines if lines else float("nan"),
+            "full_trace": full / max(n, 1)}
+
+
+def _value(x: int, step: Step) -> int | None:
+    try:
+        return apply(step[0], x, step[1])
+    except ValueError:
+        return None
