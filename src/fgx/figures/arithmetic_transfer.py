@@ -80,26 +80,27 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     models = list(dict.fromkeys(acc["a"]))
     colours = plt.get_cmap("tab10").colors
     width = 0.8 / max(1, len(models))
-    fig, ax = plt.subplots(figsize=(max(5.5, 1.4 * len(groups) + 2.5), 3.4))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2.5), 4.2))
     x = np.arange(len(groups))
     for i, model in enumerate(models):
         m = acc[acc["a"] == model].set_index("levels").reindex(groups)
         err = 100 * np.vstack([m["value"] - m["ci_low"], m["ci_high"] - m["value"]]).astype(float).clip(0)
         pos = x + (i - (len(models) - 1) / 2) * width
         ax.bar(pos, 100 * m["value"], width, yerr=err, capsize=2, color=colours[i % len(colours)], label=label(model))
-        for p, v in zip(pos, 100 * m["value"]):
+        for p, v, top in zip(pos, 100 * m["value"], 100 * m["ci_high"]):
             if np.isfinite(v):
-                ax.text(p, v + 0.5, f"{v:.1f}", ha="center", va="bottom", fontsize=5.5)
+                ax.text(p, (top if np.isfinite(top) else v) + 0.5, f"{v:.1f}", ha="center", va="bottom", fontsize=5.5)
     names = {g: f"Level {g}" + ("\n(atomic)" if g == "1" else "") if "-" not in g else f"Levels {g}\n(pooled)"
              for g in groups}
     ax.set_xticks(x, [names[g] for g in groups])
     ax.set_ylabel("pass@1 (%)")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 105)
     ax.legend(fontsize=7)
     best = df[(df["kind"] == DIFFERENCE) & (df["levels"].str.contains("-"))]
-    text = "; ".join(f"{label(r.a)} − {label(r.b)}: {100 * r.value:+.1f} [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]"
-                     for r in best.itertuples())
-    ax.set_title("Transfer to arithmetic chains (no arithmetic composition trained)\n" + text, fontsize=7)
+    lines = [f"{label(r.a)} − {label(r.b)}: {100 * r.value:+.1f} [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]"
+             for r in best.itertuples()]
+    ax.set_title("\n".join(["Transfer to arithmetic chains (no arithmetic composition trained); pooled levels, paired "
+                            "differences in points (95 % CI):", *lines]), fontsize=7)
     fig.tight_layout()
     fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)
