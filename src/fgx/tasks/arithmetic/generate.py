@@ -72,8 +72,8 @@ def feasible(x: int, ops: Sequence[str], max_value: int, seen: Container[int] = 
     out = []
     for name in ops:
         op = OPERATIONS[name]
-        params = [p for p in (op.params or (None,)) if 0 <= op(x, p) <= max_value and op(x, p) != x
-                  and op(x, p) not in seen]
+        params = [p for p in (op.params or (None,))
+                  if 0 <= (y := op(x, p)) <= max_value and y != x and y not in seen]
         if params:
             out.append((name, params))
     return out
