@@ -4,7 +4,7 @@ from fgx.tasks.family import ConfigSection, Findings, TaskFamily
 
 from . import findings, ground_truth, keys, models, splits
 from .generate import DATA_SOURCE_PREFIX
-from .settings import Arithmetic
+from .settings import Arithmetic, check_config
 
 FAMILY = TaskFamily(
     name="arithmetic",
@@ -21,4 +21,5 @@ FAMILY = TaskFamily(
     figures={"arithmetic_composition": "fgx.figures.arithmetic_composition",
              "arithmetic_transfer": "fgx.figures.arithmetic_transfer"},
     findings=Findings(f"{findings.__name__}:check", tables=findings.TABLES, readme=findings.README),
+    check_config=check_config,
 )

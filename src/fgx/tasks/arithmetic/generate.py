@@ -22,13 +22,14 @@ import random
 from dataclasses import dataclass
 from typing import Container, Iterable, Sequence
 
+from fgx.settings import STYLES
+
 from .chain import DEFAULT_MAX_VALUE, Step, main_solution_code, render_chain, values
 from .ground_truth import ground_truth
 from .operations import ALL_OPS, HELD_OUT_OPS, NAMES, OPERATIONS, TRAIN_OPS, definition_source
 from .trace import solution_text
 
 DATA_SOURCE_PREFIX = "arithmetic-chain"
-STYLES = ("paper", "compact")
 SPLITS = ("train", "test")
 PARTITIONS = ("none", "test", "val")
 

@@ -36,3 +36,20 @@ class Arithmetic:
     transfer_rl_steps: int = knob("their RL steps", ge=1)
     transfer_levels: list[int] = levels("[min, max] arithmetic test levels the transfer is measured on")
     evaluate: Sampling = knob("sampling of every arithmetic evaluation (pass@1 of n samples per prompt)")
+
+
+def check_config(config) -> list[str]:
+    """The section's cross-key rules (fgx.tasks.family.TaskFamily.check_config): level ranges in order, the
+    transfer's levels among the test set's."""
+    a = config["arithmetic"]
+    problems = [f"key 'arithmetic.{key}': got {a[key]}; write [min, max] with min <= max"
+                for key in ("test_levels", "transfer_levels") if _range(a.get(key)) and a[key][0] > a[key][1]]
+    test, transfer = a.get("test_levels"), a.get("transfer_levels")
+    if not problems and _range(test) and _range(transfer) and not test[0] <= transfer[0] <= transfer[1] <= test[1]:
+        problems.append(f"key 'arithmetic.transfer_levels': got {transfer}; the transfer is measured on the test set, "
+                        f"so keep them within arithmetic.test_levels {test}")
+    return problems
+
+
+def _range(levels) -> bool:
+    return isinstance(levels, list) and len(levels) == 2 and all(isinstance(v, int) for v in levels)
