@@ -36,7 +36,7 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -44,7 +44,7 @@ from fgx.plan import paths
 from fgx.plan.figures import (ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, PASSK_ALL_PROMPTS,
                               findings_tables)
 from fgx.plan.models import RFT_ITER
-from fgx.tasks.registry import families
+from fgx.tasks.registry import families, family
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -296,12 +296,21 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
 
     # 5. and on: each task family's own findings (the transfer to Countdown: Multi-Base + RL L1+2 best on
     # 3 numbers); then Fig. 2's curves (README_FINDINGS and the families' README rows index the rows before them)
-    for family in families():
-        if family.findings:
-            module, _, function = family.findings.check.partition(":")
-            out += getattr(importlib.import_module(module), function)(tables)
+    for f in families():
+        if f.findings:
+            out += family_check(f.name)(tables)
     out += curve_rows(tables)
     return out
+
+
+def family_check(name: str) -> Callable[[Mapping], list[dict]]:
+    """Task family ``name``'s findings check (its record's ``findings.check``)."""
+    found = family(name).findings
+    if found is None:
+        raise ValueError(f"task family {name} has no findings; those with findings: "
+                         f"{', '.join(f.name for f in families() if f.findings)}")
+    module, _, function = found.check.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 FIG2_RISE_FINDING = "Fig. 2: RL on Level 2, held-out Level {level} from step 0 to the last step (holds at ≥ +{pts})"
@@ -394,8 +403,8 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
     return "\n".join(lines)
 
 
-def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
-    checked = [check(t) for _, t in runs]
+def findings_markdown(runs: Sequence[tuple[str, Mapping]], checker: Callable[[Mapping], list[dict]] = check) -> str:
+    checked = [checker(t) for _, t in runs]
     head = "| finding | paper (Llama-3.1-8B) | " + " | ".join(label for label, _ in runs) + " |"
     lines = [head, "|---" * (len(runs) + 2) + "|"]
     for i, row in enumerate(checked[0]):
@@ -495,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="instead of directories: one run's figure CSVs (what the `findings` rule passes)")
     p.add_argument("--labels", nargs="+", help="column labels, one per directory (default: the directories)")
     p.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], help="levels of the pass@1 table")
+    p.add_argument("--family", help="only this task family's findings (results/analysis/findings_<family>.md)")
     p.add_argument("--out", help="write the Markdown here as well")
     p.add_argument("--readme", action="store_true",
                    help="print only the README's results table (each directory also holds run.json: machine, "
@@ -525,6 +535,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             info = Path(d) / "run.json"
             infos.append(json.loads(info.read_text()) if info.exists() else {})
         print(readme_markdown(runs, infos, a.levels))
+        return 0
+    if a.family:
+        try:
+            checker = family_check(a.family)
+        except ValueError as err:
+            raise SystemExit(str(err))
+        text = (f"The findings of task family {a.family} (differences in points of pass@1, paired 95 % CIs)\n\n"
+                f"{findings_markdown(runs, checker)}\n")
+        print(text)
+        if a.out:
+            from fgx.io import write_text
+            write_text(text, a.out)
         return 0
     text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
             f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")
