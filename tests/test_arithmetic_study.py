@@ -2,6 +2,10 @@
 its two figure tables on synthetic evaluations, its findings' verdicts by rule, and the DAG it plans
 (experiments/arithmetic.yaml: findings 1-3 on arithmetic and the transfer, one target of their own)."""
 
+import json
+import re
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,11 +15,13 @@ from dagtools import planned_jobs
 from fgx.analysis import findings as study_findings
 from fgx.figures import arithmetic_composition as C, arithmetic_transfer as T
 from fgx.io import write_parquet
+from fgx.plan import paths
 from fgx.tasks.arithmetic import findings as F, models as M, splits as S
 from fgx.tasks.arithmetic.chain import evaluate, render_chain
 from fgx.tasks.arithmetic.ground_truth import ground_truth
 from fgx.tasks.arithmetic.trace import solution_text
 from fgx.tasks.registry import family
+from smoke import snakemake
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 OVERLAY = "experiments/arithmetic.yaml"
@@ -195,7 +201,53 @@ def test_the_default_plans_no_arithmetic_job():
 
 
 def test_the_study_is_one_target_of_its_own():
+    """The two questions' figures and verdicts, and only the jobs they need: the base, the string task's
+    Stage-1 data, arithmetic Stage 1, RL on arithmetic Levels 1 and 2, two iterative-RFT iterations, the string
+    RL runs from the arithmetic Stage-1 model, six evaluations."""
     jobs = planned_jobs(ROOT, "--forceall", "results/analysis/findings_arithmetic.md", "--configfile", OVERLAY)
     assert jobs == {"generate_arithmetic": 7, "generate_strings": 7, "pretrain_base": 1, "rollout": 3,
                     "filter_rollouts": 3, "mix_sft_data": 1, "rft_sft": 3, "rl_arithmetic": 2,
                     "rl_arithmetic_multi": 2, "evaluate": 6, "figure": 2, "findings_family": 1}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"test_levels": [4, 1]}, "key 'arithmetic.test_levels': got [4, 1]; write [min, max] with min <= max"),
+    ({"test_levels": [1, 3]}, "key 'arithmetic.transfer_levels': got [2, 4]; the transfer is measured on the test set"),
+    ({"transfer_levels": [3, 2]}, "key 'arithmetic.transfer_levels': got [3, 2]; write [min, max]"),
+])
+def test_a_bad_level_range_is_named_before_any_job(change, message):
+    from fgx.config import ConfigError, validate_config
+    from fgx.knobs import schema
+
+    cfg = load_config(OVERLAY)
+    cfg["arithmetic"].update(change)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate_config(cfg, schema=schema())
+    validate_config(load_config(OVERLAY), schema=schema())
+
+
+@pytest.mark.slow
+def test_the_study_runs_at_smoke_size_beside_the_smoke_run(smoke_run, tmp_path):
+    """The target on .test/arithmetic.yaml in a copy of the smoke run: only the study's own jobs run (the base
+    and the string task's Stage-1 data are reused), the leakage check covers the arithmetic sets, the figures
+    and the findings file hold every model and every verdict row."""
+    work = tmp_path / "fgx"
+    shutil.copytree(smoke_run, work, symlinks=True)
+    target = ["results/analysis/findings_arithmetic.md", paths.LEAKAGE]
+    proc = snakemake(work, "--cores", "2", *target, "--configfile", ".test/config.yaml", ".test/arithmetic.yaml")
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", proc.stdout + proc.stderr, re.M))
+    assert ran == {"generate_arithmetic", "mix_sft_data", "rft_sft", "rollout", "filter_rollouts", "rl_arithmetic",
+                   "rl_arithmetic_multi", "evaluate", "figure", "findings_family", "check_leakage"}
+    composition = pd.read_csv(work / "figures/arithmetic_composition.csv")
+    assert set(composition.a) == {"arithmetic_stage1", "rl_arithmetic_level1", "rl_arithmetic_level2",
+                                  "rft_arithmetic_iter1"}
+    assert set(composition[composition.kind == "pass@1"].levels) == {1, 2, 3, 4}
+    transfer = pd.read_csv(work / "figures/arithmetic_transfer.csv")
+    assert set(transfer.levels.astype(str)) == {"1", "2", "3", "4", "2-4"}
+    findings = (work / "results/analysis/findings_arithmetic.md").read_text()
+    assert all(row[0] in findings for row in F.ROWS)
+    leakage = json.loads((work / paths.LEAKAGE).read_text())
+    assert leakage["ok"] and any("arithmetic_test" in f for f in leakage["test_files"])
+    evaluation = pd.read_parquet(work / "results/eval/arithmetic_stage1/arithmetic_test.parquet")
+    assert len(evaluation) == 16 and evaluation.data_source.str.startswith("arithmetic-chain-depth").all()
+    assert (work / "results/models/rl_arithmetic_multi_level1to2/config.json").is_file()
