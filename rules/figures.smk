@@ -74,9 +74,8 @@ rule findings:
         "findings.py --tables {input:q} --out {output:q} > {log:q} 2>&1"
 
 
-# One task family's findings alone (results/analysis/findings_<family>.md): its figures and only what they
-# need, e.g. the arithmetic study, `snakemake results/analysis/findings_arithmetic.md --configfile
-# experiments/arithmetic.yaml`.
+# One task family's findings alone (paths.FAMILY_FINDINGS, findings_<family>.md): its figures and only what
+# they need, the target of a family's study (the arithmetic study: experiments/arithmetic.yaml).
 rule findings_family:
     input:
         plan.family_findings_inputs,
