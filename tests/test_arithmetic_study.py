@@ -251,3 +251,28 @@ def test_the_study_runs_at_smoke_size_beside_the_smoke_run(smoke_run, tmp_path):
     evaluation = pd.read_parquet(work / "results/eval/arithmetic_stage1/arithmetic_test.parquet")
     assert len(evaluation) == 16 and evaluation.data_source.str.startswith("arithmetic-chain-depth").all()
     assert (work / "results/models/rl_arithmetic_multi_level1to2/config.json").is_file()
+
+
+def test_the_readme_table_shows_the_study_where_its_runs_are_published(evals, tmp_path):
+    """The README's results table: no arithmetic row until a seed of the study is published under
+    docs/results/arithmetic/; then its rows, from the same seed's study run, and a note naming them."""
+    from fgx.analysis import readme
+
+    results = tmp_path / "docs/results"
+    results.mkdir(parents=True)
+    for seed in readme.SEEDS:
+        (results / seed).symlink_to(ROOT / "docs/results" / seed)
+    before = readme.results_block(results)
+    assert "Arithmetic" not in before and before == readme.results_block()
+    cfg = load_config(OVERLAY)
+    study = results / "arithmetic/seed1"
+    study.mkdir(parents=True)
+    for module in (C, T):
+        name = module.__name__.rsplit(".", 1)[1]
+        settings = {**module.spec_settings(cfg, name), "bootstrap": 50}
+        module.table([evals[m] for m in settings["models"]], settings).to_csv(study / f"{name}.csv", index=False)
+    after = readme.results_block(results)
+    rows = [line for line in after.splitlines() if "Arithmetic" in line]
+    assert [r.split(" | ")[0].lstrip("| ") for r in rows] == [name for name, _ in F.README]
+    assert all(r.split(" | ")[1] == "not run" == r.split(" | ")[3] and "**" in r.split(" | ")[2] for r in rows)
+    assert "The arithmetic rows: the same seeds of `experiments/arithmetic.yaml`'s study" in after

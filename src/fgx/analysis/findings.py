@@ -472,8 +472,8 @@ def _short(row: dict) -> str:
 
 def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4),
                     run_rows: bool = True) -> str:
-    """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
-    and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
+    """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number
+    (a finding no run measured left out), and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
     job's wall time is the README's timing block, measured alone on the machine)."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
@@ -490,7 +490,9 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
         lines.append(f"| pass@1 (%), {name}, Levels {lv} | " + " | ".join(cells) + f" | {PAPER_PASS1[m]} |")
     checked = [check(t) for _, t in runs]
     for i, (name, paper) in enumerate(readme_findings()):
-        lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
+        cells = [_short(c[i]) for c in checked]
+        if set(cells) != {"not run"}:  # a row no run measured (a task family's study not run): nothing to show
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {paper} |")
     if run_rows:
         lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
         lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
