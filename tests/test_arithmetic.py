@@ -226,7 +226,7 @@ def score(text, truth=TRUTH):
     ('```json\n{"output": 207}\n```', (1.0, True, "207")),
     ('{"output": 206} no: {"output": 207}', (1.0, True, "207")),
     ('{"output": 207} no: {"output": 206}', (0.0, False, "206")),
-    ('{"output": "207"}', (0.0, False, '"207"')),  # an integer answer, not its text
+    ('{"output": "207"}', (0.0, False, "207")),  # an integer answer, not its text
     ('{"output": 207.0}', (0.0, False, "207.0")),
     ('{"output": true}', (0.0, False, "true")),
     ('{"output": null}', (0.0, False, "null")),
@@ -291,4 +291,5 @@ def test_the_cli_writes_a_problem_set_and_names_bad_input(tmp_path, capsys):
     assert "bad.parquet" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()
     swapped = list(args)
     swapped[swapped.index("--min-level") + 1], swapped[swapped.index("--max-level") + 1] = "3", "2"
-    assert main([*swapped[:-1], str(tmp_path / "y.parquet")]) == 2 and "swap them" in capsys.readouterr().err
+    assert main([*swapped[:-1], str(tmp_path / "y.parquet")]) == 1
+    assert "need 1 <= min_level <= max_level, got min_level=3, max_level=2" in capsys.readouterr().err

@@ -473,8 +473,9 @@ def _short(row: dict) -> str:
 def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4),
                     run_rows: bool = True) -> str:
     """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number
-    (a finding no run measured left out), and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
-    job's wall time is the README's timing block, measured alone on the machine)."""
+    (a finding no run measured left out), and (``run_rows``) each run's machine and commit (``infos``: one dict
+    per run, from its run.json; the main job's wall time is the README's timing block, measured alone on the
+    machine)."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]

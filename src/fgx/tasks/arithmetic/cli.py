@@ -11,16 +11,6 @@ from .generate import PARTITIONS, SPLITS, STYLES, generate
 from .keys import problems_of
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m fgx.tasks.arithmetic", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -29,15 +19,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="1: every operation (paper style: their definitions shown); 2: the train or held-out ones")
     g.add_argument("--split", choices=SPLITS, required=True,
                    help="stage 2: train -> train operations, test -> held-out operations")
-    g.add_argument("--min-level", type=_positive_int, required=True)
-    g.add_argument("--max-level", type=_positive_int, required=True)
+    g.add_argument("--min-level", type=int, required=True)
+    g.add_argument("--max-level", type=int, required=True)
     g.add_argument("--num", type=int, required=True, help="problems in all, split evenly across levels")
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--out", required=True, help="output .parquet path (written atomically)")
     g.add_argument("--style", choices=STYLES, default="compact",
                    help="compact: 417.sub(3).div(2) prompt + step-trace solution; paper: a program and an "
                         "instruction, for an LLM")
-    g.add_argument("--max-value", type=_positive_int, default=DEFAULT_MAX_VALUE,
+    g.add_argument("--max-value", type=int, default=DEFAULT_MAX_VALUE,
                    help="every value of a chain stays in 0..MAX_VALUE")
     g.add_argument("--partition", choices=PARTITIONS, default="none",
                    help="keep only chains of this hash partition: the test and validation sets never share one")
@@ -50,18 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from fgx.io import write_parquet
 
-    if args.min_level > args.max_level:
-        print(f"error: --min-level {args.min_level} is above --max-level {args.max_level}; swap them", file=sys.stderr)
-        return 2
-    if args.num < 0:
-        print(f"error: --num must be >= 0, got {args.num}", file=sys.stderr)
-        return 2
     t0 = time.perf_counter()
     try:
         df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
                       num=args.num, seed=args.seed, style=args.style, max_value=args.max_value,
                       exclude=problems_of(args.exclude), partition=args.partition)
-    except ValueError as err:  # fgx.io.InputError included: a bad --exclude file
+    except ValueError as err:  # a bad argument (the generator names it), or an --exclude file (fgx.io.InputError)
         print(f"error: {err}", file=sys.stderr)
         return 1
     write_parquet(df, args.out)

@@ -13,11 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from fgx.tasks.family import GroundTruthError
-
 from .chain import render_call, render_chain
 from .generate import DATA_SOURCE_PREFIX
-from .ground_truth import parse
+from .ground_truth import check, parse
 
 
 def leakage_keys(rows) -> list[tuple[str, int]]:
@@ -34,17 +32,11 @@ def leakage_keys(rows) -> list[tuple[str, int]]:
 
 def problems_of(paths: Iterable[str | Path]) -> set[str]:
     """The chain texts, start value included, of the arithmetic-chain rows of problem files (``--exclude``)."""
-    from fgx.io import read_rows
+    from fgx.tasks.contract import family_rows
 
     keys: set[str] = set()
     for path in paths:
-        rows = read_rows(path, "problem set", ("data_source", "reward_model"))
-        mine = rows[rows["data_source"].astype(str).str.startswith(DATA_SOURCE_PREFIX)]
-        for i, rm in zip(mine.index, mine["reward_model"]):
-            try:
-                start, steps, _ = parse(rm.get("ground_truth") if isinstance(rm, dict) else None)
-            except GroundTruthError as err:
-                raise ValueError(f"{path}: row {i}: field {err.field}: {err.problem}; regenerate the file (delete "
-                                 "it and rerun the rule that writes it)") from None
+        for rm in family_rows(path, DATA_SOURCE_PREFIX, check)["reward_model"]:
+            start, steps, _ = parse(rm["ground_truth"])
             keys.add(render_chain(start, steps))
     return keys

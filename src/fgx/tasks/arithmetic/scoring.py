@@ -1,20 +1,19 @@
 """Reward of the arithmetic-chain task: verl's custom-reward signature, the string task's -1 / 0 / 1
 convention.
 
-The answer is the ``"output"`` of the last complete JSON object in the response, found as the string task
-finds it (:func:`fgx.tasks.strings.scoring.extract_output`: linear in the response's length, never
+The answer is the ``"output"`` of the last complete JSON object in the response, found and scored as the
+string task's (:func:`fgx.tasks.strings.scoring.score_output`: linear in the response's length, never
 raising). Score: 1.0 if it is a JSON integer equal to the ground truth's ``ref_output``, 0.0 for any other
 value (a number written as a string, a float, a bool), -1.0 if no object with an ``"output"`` parses.
 """
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
 from fgx.tasks.family import GroundTruthError
-from fgx.tasks.strings.scoring import extract_output
+from fgx.tasks.strings.scoring import score_output
 
 from .ground_truth import parse
 
@@ -45,15 +44,4 @@ def compute_score(data_source: str, solution_str: Any, ground_truth: Any, extra_
     Never raises on any ``solution_str``; a malformed ``ground_truth`` (a data bug) raises ValueError
     naming the field and the fix."""
     ref = ref_output(ground_truth)
-    try:
-        found, value = extract_output(solution_str)
-    except Exception:  # defensive: the reward must not crash a training step
-        found, value = False, None
-    if not found:
-        return {"score": -1.0, "acc": False, "pred": None}
-    acc = type(value) is int and value == ref
-    try:
-        pred = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        pred = repr(value)
-    return {"score": 1.0 if acc else 0.0, "acc": acc, "pred": pred}
+    return score_output(solution_str, lambda value: type(value) is int and value == ref)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 _BRACES = re.compile(r"[{}]")
 _loads = json.loads
@@ -198,6 +198,29 @@ def extract_output(solution_str: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def pred_text(value: Any) -> str:
+    """A parsed ``"output"`` as a reward's ``pred``: its JSON (non-ASCII kept), or its repr where JSON cannot
+    write it."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
+
+
+def score_output(solution_str: Any, is_right: Callable[[Any], bool]) -> dict:
+    """The reward of a response answered by the ``"output"`` of its last JSON object (:func:`extract_output`):
+    {"score": 1.0 when ``is_right(value)``, 0.0 for another value, -1.0 when none parses, "acc": bool, "pred":
+    the value (a string as it is, else :func:`pred_text`) or None}. Never raises on any ``solution_str``."""
+    try:
+        found, value = extract_output(solution_str)
+    except Exception:  # defensive: the reward must not crash a training step
+        found, value = False, None
+    if not found:
+        return {"score": -1.0, "acc": False, "pred": None}
+    acc = bool(is_right(value))
+    return {"score": 1.0 if acc else 0.0, "acc": acc, "pred": value if isinstance(value, str) else pred_text(value)}
+
+
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None) -> dict:
     """verl custom reward: {"score": 1.0 | 0.0 | -1.0, "acc": bool, "pred": str | None}.
 
@@ -205,17 +228,4 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     ValueError naming the field and the fix.
     """
     ref = ref_output(ground_truth)
-    try:
-        found, value = extract_output(solution_str)
-    except Exception:  # defensive: the reward must not crash a training step
-        found, value = False, None
-    if not found:
-        return {"score": -1.0, "acc": False, "pred": None}
-    if not isinstance(value, str):
-        try:
-            value = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError):
-            value = repr(value)
-        return {"score": 0.0, "acc": False, "pred": value}
-    acc = value == ref
-    return {"score": 1.0 if acc else 0.0, "acc": acc, "pred": value}
+    return score_output(solution_str, lambda value: isinstance(value, str) and value == ref)
