@@ -195,11 +195,6 @@ def test_an_evaluation_of_another_split_is_refused(evals, tmp_path):
 
 
 # ----------------------------------------------------------------------------- the DAG
-def test_the_default_plans_no_arithmetic_job():
-    jobs = planned_jobs(ROOT, "--forceall")
-    assert not [rule for rule in jobs if "arithmetic" in rule]
-
-
 def test_the_study_is_one_target_of_its_own():
     """The two questions' figures and verdicts, and only the jobs they need: the base, the string task's
     Stage-1 data, arithmetic Stage 1, RL on arithmetic Levels 1 and 2, two iterative-RFT iterations, the string
