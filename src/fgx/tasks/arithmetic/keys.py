@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from fgx.tasks.excluded import family_rows
+
 from .chain import render_call, render_chain
 from .generate import DATA_SOURCE_PREFIX
 from .ground_truth import check, parse
@@ -32,8 +34,6 @@ def leakage_keys(rows) -> list[tuple[str, int]]:
 
 def problems_of(paths: Iterable[str | Path]) -> set[str]:
     """The chain texts, start value included, of the arithmetic-chain rows of problem files (``--exclude``)."""
-    from fgx.tasks.contract import family_rows
-
     keys: set[str] = set()
     for path in paths:
         for rm in family_rows(path, DATA_SOURCE_PREFIX, check)["reward_model"]:

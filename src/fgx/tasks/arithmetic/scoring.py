@@ -2,7 +2,7 @@
 convention.
 
 The answer is the ``"output"`` of the last complete JSON object in the response, found and scored as the
-string task's (:func:`fgx.tasks.strings.scoring.score_output`: linear in the response's length, never
+string task's (:func:`fgx.tasks.json_answer.score_output`: linear in the response's length, never
 raising). Score: 1.0 if it is a JSON integer equal to the ground truth's ``ref_output``, 0.0 for any other
 value (a number written as a string, a float, a bool), -1.0 if no object with an ``"output"`` parses.
 """
@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from fgx.tasks.family import GroundTruthError
-from fgx.tasks.strings.scoring import score_output
+from fgx.tasks.json_answer import score_output
 
 from .ground_truth import parse
 

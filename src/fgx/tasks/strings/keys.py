@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from fgx.tasks.excluded import family_rows
+
 from .expr import parse_code, render_code
 from .generate import DATA_SOURCE_PREFIX
 from .ground_truth import check
@@ -51,8 +53,6 @@ def leakage_keys(rows) -> list[tuple[str, int]]:
 
 def expressions_of(paths: Iterable[str | Path]) -> set[str]:
     """The expression keys of the string-task rows of problem files (the generator's ``--exclude``)."""
-    from fgx.tasks.contract import family_rows
-
     keys: set[str] = set()
     for path in paths:
         keys |= {key for key, _ in leakage_keys(family_rows(path, DATA_SOURCE_PREFIX, check))}
