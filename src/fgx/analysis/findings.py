@@ -429,10 +429,14 @@ README_FINDINGS = (
 )
 
 
-def readme_findings() -> tuple[tuple[str, str], ...]:
-    """The README row name and paper column of every row check() returns: the study's, then the families'."""
-    return README_FINDINGS + tuple(row for family in families() if family.findings
-                                   for row in family.findings.readme)
+def readme_findings() -> tuple[tuple[str, str, str | None], ...]:
+    """The README row name, paper column and task family (None: the study's own row) of every row check()
+    returns: the study's, then the families'."""
+    return tuple((name, paper, None) for name, paper in README_FINDINGS) + tuple(
+        (name, paper, family.name) for family in families() if family.findings
+        for name, paper in family.findings.readme)
+
+
 PAPER_PASS1 = {**{m: "– / – / " + " / ".join(f"~{v}" for v in lv) for m, lv in PAPER_LEVEL34.items()},
                "rft": f"– / – / ≤ {PAPER_RFT_LEVEL3_MAX} / –"}
 
@@ -472,10 +476,11 @@ def _short(row: dict) -> str:
 
 def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping], levels=(1, 2, 3, 4),
                     run_rows: bool = True) -> str:
-    """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number
-    (a finding no run measured left out), and (``run_rows``) each run's machine and commit (``infos``: one dict
-    per run, from its run.json; the main job's wall time is the README's timing block, measured alone on the
-    machine)."""
+    """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
+    and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
+    job's wall time is the README's timing block, measured alone on the machine). A task family's rows appear
+    where a run holds one of its findings' tables: a family whose study runs apart (an overlay of its own,
+    ``docs/results/<family>/``) has none before its runs are published; the study's own rows always appear."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
@@ -490,10 +495,11 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
         name = "iterative RFT" if m == "rft" else PASS1_MODELS[m]
         lines.append(f"| pass@1 (%), {name}, Levels {lv} | " + " | ".join(cells) + f" | {PAPER_PASS1[m]} |")
     checked = [check(t) for _, t in runs]
-    for i, (name, paper) in enumerate(readme_findings()):
-        cells = [_short(c[i]) for c in checked]
-        if set(cells) != {"not run"}:  # a row no run measured (a task family's study not run): nothing to show
-            lines.append(f"| {name} | " + " | ".join(cells) + f" | {paper} |")
+    measured = {f.name for f in families() if f.findings and any(t in tables for _, tables in runs
+                                                                   for t in f.findings.tables)}
+    for i, (name, paper, owner) in enumerate(readme_findings()):
+        if owner is None or owner in measured:
+            lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
     if run_rows:
         lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
         lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
