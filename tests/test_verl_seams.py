@@ -133,7 +133,7 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
         outputs.append([json.dumps({"output": out}, ensure_ascii=False), '{"output": "wrong"}',
                         "no answer " * (4 if i % 2 else 1)][i % 3])
     scored = 0
-    for r, text in zip(df.to_dict("records"), outputs, strict=True):
+    for i, (r, text) in enumerate(zip(df.to_dict("records"), outputs, strict=True)):
         ids = tokenizer(text, add_special_tokens=False)["input_ids"][:max_new]
         resp = torch.tensor([ids + [tokenizer.pad_token_id] * (max_new - len(ids))])
         mask = torch.tensor([[1] * len(ids) + [0] * (max_new - len(ids))])
@@ -145,7 +145,7 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
         expected = reward(compute_score(r["data_source"], text_back, r["reward_model"]["ground_truth"]), kind)
         expected += float(overlong_penalty(torch.tensor([len(ids)]), max_new, buffer)[0])
         assert got["reward_score"] == pytest.approx(expected), (text, got)
-        assert got["reward_extra_info"]["acc"] in (0.0, 1.0)
+        assert got["reward_extra_info"]["acc"] == (1.0 if i % 3 == 0 else 0.0), (text, got)  # the right answers
         scored += 1
     assert scored == len(df)
 
