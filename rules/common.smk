@@ -21,6 +21,7 @@ os.environ["PATH"] = os.pathsep.join(
 from fgx.cli import job_shell_prefix
 from fgx.config import validate_config
 from fgx.dag import Plan
+from fgx.dag.targets import families_with_findings
 from fgx.engines import engine_class
 from fgx.inputs import check_model_path
 from fgx.knobs import schema
@@ -41,6 +42,7 @@ check_model_path(config)
 plan = Plan(config)
 FIGURE_WILDCARD = figure_wildcard()
 SFT_MODEL_WILDCARD = plan.sft_model_wildcard()
+FAMILY_FINDINGS_WILDCARD = families_with_findings()
 
 # Conda environments (used with --software-deployment-method conda): light CPU rules always run
 # in the torch env; sampling and training rules in the env of the configured engine.

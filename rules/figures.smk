@@ -72,3 +72,27 @@ rule findings:
         TORCH_ENV
     shell:
         "findings.py --tables {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+# One task family's findings alone (paths.FAMILY_FINDINGS, findings_<family>.md): its figures and only what
+# they need, the target of a family's study (the arithmetic study: experiments/arithmetic.yaml).
+rule findings_family:
+    input:
+        plan.family_findings_inputs,
+    output:
+        report(paths.FAMILY_FINDINGS, caption="../report/findings.rst", category="Analysis"),
+    wildcard_constraints:
+        family=FAMILY_FINDINGS_WILDCARD,
+    log:
+        paths.log("findings_family", "{family}"),
+    benchmark:
+        paths.benchmark("findings_family", "{family}")
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+        gpu=0,
+    conda:
+        TORCH_ENV
+    shell:
+        "findings.py --tables {input:q} --family {wildcards.family} --out {output:q} > {log:q} 2>&1"

@@ -87,3 +87,34 @@ def test_errors(tmp_path, inputs):
         F.table([str(bad)], {})
     with pytest.raises(ValueError, match="more than one"):
         F.table([inputs[0], inputs[0]], {"bootstrap": 10})
+
+
+@pytest.mark.parametrize("answer,numbers,shape", [
+    ("((1+2)*3)-4", 4, "left_chain"), ("1-(2*(3+4))", 4, "right_chain"), ("1+(2*3)-4", 4, "mixed_chain"),
+    ("(1+2)*(3-4)", 4, "balanced"), ("-(1+2)*3", 3, "left_chain"), ("1+(2*3) = 7", 3, "right_chain"),
+    ("1+2", 3, "fewer_numbers"), ("1+2+3+4", 3, "more_numbers"), ("1*2", 2, "one_step"), ("1+", 3, "no_answer"),
+    ("2**3", 2, "no_answer"), (None, 3, "no_answer"),
+])
+def test_the_tree_shape_of_an_answer(answer, numbers, shape):
+    from fgx.tasks.countdown import answer_shape
+
+    response = "x" if answer is None else f"1+2=3\n<answer>{answer}</answer>"
+    assert answer_shape(response, numbers) == shape
+
+
+def test_the_table_says_where_each_model_stops(inputs):
+    from fgx.tasks.countdown import SHAPES
+
+    t = F.table(inputs, {"bootstrap": 50})
+    shares = t[[f"{s}_share" for s in SHAPES]]
+    assert np.allclose(shares.sum(axis=1), 1)
+    by_n = t[t.model == "multi_base"].set_index("numbers")
+    # STEPS: 3 numbers a left chain, 4 numbers an answer with two of them, 5 numbers none, 2 numbers one step
+    assert by_n.loc[3, "left_chain_share"] == 1 and by_n.loc[4, "fewer_numbers_share"] == 1
+    assert by_n.loc[5, "no_answer_share"] == 1 and by_n.loc[2, "one_step_share"] == 1
+    row = t[(t.model == "rl_multi_level1to2") & (t.numbers == 3)].iloc[0]
+    assert row.left_chain_accuracy == pytest.approx(row.avg_at_k) and np.isnan(row.balanced_accuracy)
+    from fgx.tasks.countdown.findings import check
+
+    measured = check({"countdown_transfer": t})[0]["measured"]
+    assert "Multi-Base + RL L1+2's 3-number answers: 100 % a left chain" in measured

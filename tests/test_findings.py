@@ -223,7 +223,27 @@ def test_readme_table_has_every_finding_and_each_runs_machine_and_commit():
     assert all(name in rows for name, _ in F.README_FINDINGS)
     assert "**holds** +20.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
     assert "**partly** +10.0" in rows["2. RL Level 2 − RL Level 1, Level 3"]
+    assert rows[F.README_FINDINGS[5][0]].count("not run") == 2  # a study's row no run measured still appears
     assert rows["machine"] == "| machine | CPU A | CPU B | |" and rows["commit"] == "| commit | abc1234 | def5678 | |"
+
+
+def test_a_familys_readme_rows_appear_where_a_run_holds_its_tables():
+    """A task family's README rows come with its findings' tables (a study run apart: once published), one
+    row per row its check returns, even when one run lacks them; without them, none."""
+    owned = [(name, owner) for name, _, owner in F.readme_findings() if owner]
+    assert {owner for _, owner in owned} >= {"countdown", "arithmetic"}
+
+    def names(*runs):
+        md = F.readme_markdown([(f"seed {i}", t) for i, t in enumerate(runs)], [{}] * len(runs), run_rows=False)
+        return {line.split(" | ")[0].lstrip("| ") for line in md.splitlines()}
+
+    cd = pd.DataFrame({"model": ["stage1_multi", "rl_multi_level1", "rl_multi_level1to2"], "numbers": 3,
+                       "avg_at_k": [0.1, 0.2, 0.3]})
+    without = names(_tables(0.20))
+    assert all(name not in without for name, _ in owned) and all(n in without for n, _ in F.README_FINDINGS)
+    with_countdown = names(_tables(0.20), {**_tables(0.10), "countdown_transfer": cd})
+    assert {name for name, owner in owned if owner == "countdown"} <= with_countdown
+    assert all(name not in with_countdown for name, owner in owned if owner != "countdown")
 
 
 def test_level4_on_prompts_only_a_full_trace_solves_has_its_own_verdict():

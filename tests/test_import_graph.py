@@ -154,3 +154,35 @@ def test_imports_by_name_run_downhill_too():
     print(f"\nwith the imports by name: {sum(map(len, graph.values()))} module edges, "
           f"{sum(map(len, packages.values()))} edges between {len(packages)} top-level modules and packages")
     assert found == [], "packages that import each other: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for child in graph.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def test_a_task_family_imports_neither_the_registry_nor_another_family():
+    """A family shares code through modules below the registry (fgx.tasks.family, .json_answer, .excluded),
+    never through another family: no module of a family imports another family's or the registry, and
+    nothing the family's package loads (what the registry imports by name) reaches either, directly or
+    through a module that looks families up (fgx.tasks.contract's row check)."""
+    from fgx.tasks.registry import FAMILIES
+
+    graph, _ = import_graph()
+    assert reach({"a": {"b"}, "b": {"c"}, "c": set()}, "a") == {"b", "c"}
+
+    def family_of(module: str) -> str | None:
+        return next((f for f in FAMILIES if module == f or module.startswith(f + ".")), None)
+
+    def forbidden(own: str, targets) -> list[str]:
+        return sorted(t for t in targets if t == "fgx.tasks.registry" or family_of(t) not in (None, own))
+
+    found = [f"{m} imports {t}" for m in graph if family_of(m) for t in forbidden(family_of(m), graph[m])]
+    found += [f"{f} loads {t}" for f in FAMILIES if f in graph for t in forbidden(f, reach(graph, f))]
+    assert found == [], "a family reaches the registry or another family: " + "; ".join(found)

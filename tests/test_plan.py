@@ -36,7 +36,7 @@ def test_every_pattern_parses_back_what_it_was_filled_with():
 
 def test_rl_directories_and_models_invert_each_other():
     pairs = [(lineage, run) for lineage in models.rl_lineages() for run in models.RL_RUNS]
-    assert len(pairs) == 6
+    assert set(models.rl_lineages()) == {"string", "multi", "arithmetic", "arithmetic_multi"} and len(pairs) == 12
     for lineage, run in pairs:
         rl_dir = paths.parse(paths.RL_METRICS, models.rl_metrics(run, lineage))["rl_dir"]
         assert models.rl_model_of_dir(rl_dir) == models.rl_model(run, lineage)
@@ -57,7 +57,7 @@ def test_rules_take_every_path_from_the_plan_and_hold_no_logic():
 
 def test_every_figure_declares_its_inputs_and_settings():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    assert len(figure_names()) == 8
+    assert len(figure_names()) == 10
     for name in figure_names():
         s = spec(name)
         assert isinstance(s, FigureSpec), name

@@ -109,9 +109,10 @@ def test_the_task_families_vocabularies_are_declared_once():
     from fgx.tasks.strings import failure_modes
 
     # the packages export a generate() function: the modules by their full names
-    strings_generate, countdown_generate = (importlib.import_module(f"fgx.tasks.{family}.generate")
-                                            for family in ("strings", "countdown"))
+    strings_generate, countdown_generate, arithmetic_generate = (
+        importlib.import_module(f"fgx.tasks.{family}.generate") for family in ("strings", "countdown", "arithmetic"))
     assert strings_generate.STYLES is countdown_generate.STYLES is failure_modes.STYLES is S.STYLES
+    assert arithmetic_generate.STYLES is S.STYLES
     choices = {f.name: S.knob_of(f).choices for cls in (S.Task, countdown_settings.Countdown)
                for f in dataclasses.fields(cls)}
     assert choices["style"] is S.STYLES and choices["trace"] is trace.TRACES

@@ -722,6 +722,38 @@ def test_vllm_samples_at_temperature_1_from_the_torch_models_distribution(verl_r
     assert abs(z) < CALIBRATION_Z and abs(torch_z[1.0]) < CALIBRATION_Z < abs(torch_z[0.8])
 
 
+def test_vllm_samples_and_verls_reward_scores_arithmetic_chain_rows(verl_run, tmp_path):
+    """The second task family through the verl engine's seams: fgx's vLLM sampler on arithmetic-chain rows
+    (Levels 1-3, compact prompts) writes one row of 4 samples per prompt, scored by the arithmetic family's
+    compute_score (recomputed here from the responses); verl's reward function (fgx.engines.verl.reward, as
+    verl's reward manager loads it) gives each row's reference answer 1 and an answer one off 0."""
+    import json
+
+    from fgx.engines.verl.reward import compute_score as verl_reward
+    from fgx.tasks import compute_score, task_for
+    from fgx.tasks.arithmetic.generate import generate
+
+    rows = generate(stage=2, split="test", min_level=1, max_level=3, num=12, seed=0, style="compact")
+    assert {task_for(ds).__name__ for ds in rows["data_source"]} == {"fgx.tasks.arithmetic"}
+    rows.to_parquet(tmp_path / "arithmetic.parquet")
+    got = sample_with_vllm(verl_run / "results/models/stage1", tmp_path / "arithmetic.parquet", tmp_path / "chunks",
+                           64, temperature=1.0, n=4, flags=("--seed", "0"))
+    assert got["row_index"].tolist() == list(range(len(rows)))
+    for (_, row), responses, scores, correct in zip(rows.iterrows(), got["responses"], got["scores"], got["correct"]):
+        assert len(responses) == 4
+        results = [compute_score(row["data_source"], r, row["reward_model"]["ground_truth"], dict(row["extra_info"]))
+                   for r in responses]
+        assert list(scores) == [float(r["score"]) for r in results]
+        assert list(correct) == [bool(r["acc"]) for r in results]
+        answer = json.loads(row["reward_model"]["ground_truth"])
+        reference = row["extra_info"]["solution"]
+        assert verl_reward(row["data_source"], reference, row["reward_model"]["ground_truth"]) == {"score": 1.0,
+                                                                                                    "acc": 1.0}
+        wrong = reference.replace(f'"output": {answer["ref_output"]}', f'"output": {answer["ref_output"] + 1}')
+        assert wrong != reference
+        assert verl_reward(row["data_source"], wrong, row["reward_model"]["ground_truth"])["acc"] == 0.0
+
+
 def test_sampling_at_temperature_1_gives_the_torch_samplers_accuracy_per_level(verl_run):
     """vLLM's Stage-1 evaluation (T = 1, the job's seeds) against the torch sampler on the same model, prompts
     and settings: at every level each engine's accuracy lies inside the other's 95 % bootstrap interval. With

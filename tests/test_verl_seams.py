@@ -3,7 +3,8 @@ skipped where verl is not installed; `.ci/run` installs it):
 
 * verl's RL dataset reads fgx's train parquet with a chat-template tokenizer;
 * verl loads fgx's reward function by path, as ``reward.custom_reward_function`` configures it, and
-  its DAPO reward manager scores fgx rows with it, overlong penalty included, as the torch engine does;
+  its DAPO reward manager scores fgx rows with it (the string task's and the arithmetic chains'), overlong
+  penalty included, as the torch engine does;
 * verl's model merger turns an FSDP checkpoint (two ranks' DTensor shards) into a Hugging Face
   directory that ``AutoModelForCausalLM`` loads with the same weights;
 * every verl entry point fgx runs imports.
@@ -109,20 +110,30 @@ def _paper_config(reward_kind: str, buffer: int, max_new: int) -> dict:
     return cfg
 
 
+@pytest.fixture(scope="module")
+def arithmetic_rows():
+    from fgx.tasks import arithmetic as A
+
+    return A.generate(stage=2, split="test", min_level=1, max_level=3, num=9, seed=3, style="paper")
+
+
+@pytest.mark.parametrize("family", ["strings", "arithmetic"])
 @pytest.mark.parametrize("kind,buffer", [("score", 0), ("acc", 0), ("score", 8)])
-def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows, tokenizer, kind, buffer):
+def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows, arithmetic_rows, tokenizer, kind,
+                                                                           buffer, family):
     from verl import DataProto
 
-    df, _ = rows
+    df = rows[0] if family == "strings" else arithmetic_rows
     max_new = 40
     manager, _ = _dapo_manager(tokenizer, kind, buffer, max_new)
     outputs = []
-    assert len(df) == 12
+    assert len(df) == (12 if family == "strings" else 9)
     for i, r in enumerate(df.to_dict("records")):
         out = json.loads(r["reward_model"]["ground_truth"])["ref_output"]
-        outputs.append([f'{{"output": "{out}"}}', '{"output": "wrong"}', "no answer " * (4 if i % 2 else 1)][i % 3])
+        outputs.append([json.dumps({"output": out}, ensure_ascii=False), '{"output": "wrong"}',
+                        "no answer " * (4 if i % 2 else 1)][i % 3])
     scored = 0
-    for r, text in zip(df.to_dict("records"), outputs, strict=True):
+    for i, (r, text) in enumerate(zip(df.to_dict("records"), outputs, strict=True)):
         ids = tokenizer(text, add_special_tokens=False)["input_ids"][:max_new]
         resp = torch.tensor([ids + [tokenizer.pad_token_id] * (max_new - len(ids))])
         mask = torch.tensor([[1] * len(ids) + [0] * (max_new - len(ids))])
@@ -134,7 +145,7 @@ def test_verls_dapo_reward_manager_scores_fgx_rows_as_the_torch_engine_does(rows
         expected = reward(compute_score(r["data_source"], text_back, r["reward_model"]["ground_truth"]), kind)
         expected += float(overlong_penalty(torch.tensor([len(ids)]), max_new, buffer)[0])
         assert got["reward_score"] == pytest.approx(expected), (text, got)
-        assert got["reward_extra_info"]["acc"] in (0.0, 1.0)
+        assert got["reward_extra_info"]["acc"] == (1.0 if i % 3 == 0 else 0.0), (text, got)  # the right answers
         scored += 1
     assert scored == len(df)
 

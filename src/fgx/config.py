@@ -104,7 +104,15 @@ def _semantic_checks(config: Mapping[str, Any]) -> list[str]:
             if isinstance(item, str) and not HYDRA_OVERRIDE.fullmatch(item):
                 problems.append(f"key '{key}': got {json.dumps(item)}; write a Hydra override: key=value, "
                                 "+key=value (a key verl's config lacks), ++key=value or ~key")
-    return problems
+    return problems + _family_checks(config)
+
+
+def _family_checks(config: Mapping[str, Any]) -> list[str]:
+    """Each task family's own cross-key rules over its section (fgx.tasks.family.TaskFamily.check_config)."""
+    from fgx.tasks.registry import families
+
+    return [p for f in families() if f.config and isinstance(config.get(f.config.key), Mapping)
+            for p in f.check_config(config)]
 
 
 # a Hydra override as verl's command line takes it: [+|++]dotted.key=value, or ~dotted.key[=value]

@@ -36,7 +36,7 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -44,7 +44,7 @@ from fgx.plan import paths
 from fgx.plan.figures import (ALL_PROMPTS, FULL_TRACE_PROMPTS, FULL_TRACE_SET_PROMPTS, PASSK_ALL_PROMPTS,
                               findings_tables)
 from fgx.plan.models import RFT_ITER
-from fgx.tasks.registry import families
+from fgx.tasks.registry import families, family
 
 HOLDS_LEAD = 0.15       # "holds" at Level 3: RL L2 - RL L1 >= 15 points, the paper's lead being ~25
 NEAR_BASE = 0.05        # "RL on Level 1 stays near the base": within 5 points at every level >= 3
@@ -296,12 +296,21 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
 
     # 5. and on: each task family's own findings (the transfer to Countdown: Multi-Base + RL L1+2 best on
     # 3 numbers); then Fig. 2's curves (README_FINDINGS and the families' README rows index the rows before them)
-    for family in families():
-        if family.findings:
-            module, _, function = family.findings.check.partition(":")
-            out += getattr(importlib.import_module(module), function)(tables)
+    for f in families():
+        if f.findings:
+            out += family_check(f.name)(tables)
     out += curve_rows(tables)
     return out
+
+
+def family_check(name: str) -> Callable[[Mapping], list[dict]]:
+    """Task family ``name``'s findings check (its record's ``findings.check``)."""
+    found = family(name).findings
+    if found is None:
+        raise ValueError(f"task family {name} has no findings; those with findings: "
+                         f"{', '.join(f.name for f in families() if f.findings)}")
+    module, _, function = found.check.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 FIG2_RISE_FINDING = "Fig. 2: RL on Level 2, held-out Level {level} from step 0 to the last step (holds at ≥ +{pts})"
@@ -394,8 +403,8 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
     return "\n".join(lines)
 
 
-def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
-    checked = [check(t) for _, t in runs]
+def findings_markdown(runs: Sequence[tuple[str, Mapping]], checker: Callable[[Mapping], list[dict]] = check) -> str:
+    checked = [checker(t) for _, t in runs]
     head = "| finding | paper (Llama-3.1-8B) | " + " | ".join(label for label, _ in runs) + " |"
     lines = [head, "|---" * (len(runs) + 2) + "|"]
     for i, row in enumerate(checked[0]):
@@ -420,10 +429,14 @@ README_FINDINGS = (
 )
 
 
-def readme_findings() -> tuple[tuple[str, str], ...]:
-    """The README row name and paper column of every row check() returns: the study's, then the families'."""
-    return README_FINDINGS + tuple(row for family in families() if family.findings
-                                   for row in family.findings.readme)
+def readme_findings() -> tuple[tuple[str, str, str | None], ...]:
+    """The README row name, paper column and task family (None: the study's own row) of every row check()
+    returns: the study's, then the families'."""
+    return tuple((name, paper, None) for name, paper in README_FINDINGS) + tuple(
+        (name, paper, family.name) for family in families() if family.findings
+        for name, paper in family.findings.readme)
+
+
 PAPER_PASS1 = {**{m: "– / – / " + " / ".join(f"~{v}" for v in lv) for m, lv in PAPER_LEVEL34.items()},
                "rft": f"– / – / ≤ {PAPER_RFT_LEVEL3_MAX} / –"}
 
@@ -465,7 +478,9 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
                     run_rows: bool = True) -> str:
     """The README's results table: pass@1 per model at ``levels``, each finding's verdict with its key number,
     and (``run_rows``) each run's machine and commit (``infos``: one dict per run, from its run.json; the main
-    job's wall time is the README's timing block, measured alone on the machine)."""
+    job's wall time is the README's timing block, measured alone on the machine). A task family's rows appear
+    where a run holds one of its findings' tables: a family whose study runs apart (an overlay of its own,
+    ``docs/results/<family>/``) has none before its runs are published; the study's own rows always appear."""
     labels = [label for label, _ in runs]
     lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
@@ -480,8 +495,11 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
         name = "iterative RFT" if m == "rft" else PASS1_MODELS[m]
         lines.append(f"| pass@1 (%), {name}, Levels {lv} | " + " | ".join(cells) + f" | {PAPER_PASS1[m]} |")
     checked = [check(t) for _, t in runs]
-    for i, (name, paper) in enumerate(readme_findings()):
-        lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
+    measured = {f.name for f in families() if f.findings and any(t in tables for _, tables in runs
+                                                                   for t in f.findings.tables)}
+    for i, (name, paper, owner) in enumerate(readme_findings()):
+        if owner is None or owner in measured:
+            lines.append(f"| {name} | " + " | ".join(_short(c[i]) for c in checked) + f" | {paper} |")
     if run_rows:
         lines.append("| machine | " + " | ".join(str(info.get("machine", "–")) for info in infos) + " | |")
         lines.append("| commit | " + " | ".join(str(info.get("commit", "–")) for info in infos) + " | |")
@@ -495,6 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="instead of directories: one run's figure CSVs (what the `findings` rule passes)")
     p.add_argument("--labels", nargs="+", help="column labels, one per directory (default: the directories)")
     p.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4], help="levels of the pass@1 table")
+    p.add_argument("--family", help="only this task family's findings (results/analysis/findings_<family>.md)")
     p.add_argument("--out", help="write the Markdown here as well")
     p.add_argument("--readme", action="store_true",
                    help="print only the README's results table (each directory also holds run.json: machine, "
@@ -525,6 +544,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             info = Path(d) / "run.json"
             infos.append(json.loads(info.read_text()) if info.exists() else {})
         print(readme_markdown(runs, infos, a.levels))
+        return 0
+    if a.family:
+        try:
+            checker = family_check(a.family)
+        except ValueError as err:
+            raise SystemExit(str(err))
+        text = (f"The findings of task family {a.family} (differences in points of pass@1, paired 95 % CIs)\n\n"
+                f"{findings_markdown(runs, checker)}\n")
+        print(text)
+        if a.out:
+            from fgx.io import write_text
+            write_text(text, a.out)
         return 0
     text = (f"pass@1 (%), held-out test set\n\n{pass1_markdown(runs, a.levels)}\n\n"
             f"The paper's findings (differences in points of pass@1, paired 95 % CIs)\n\n{findings_markdown(runs)}\n")

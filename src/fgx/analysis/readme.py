@@ -3,7 +3,9 @@
 Five blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
-  (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``);
+  (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``); a
+  task family whose study is an overlay of its own (``experiments/<family>.yaml``) gives its rows from that
+  study's run of the same seed, where ``docs/results/<family>/<seed>`` publishes one;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
   and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
@@ -65,10 +67,14 @@ def results_block(results: Path = RESULTS) -> str:
     table's last two rows."""
     from fgx.analysis.findings import load_run, readme_markdown
 
-    runs, infos = [], []
+    runs, infos, studies = [], [], {}
     for seed in SEEDS:
         d = results / seed
-        runs.append((seed.replace("seed", "seed "), load_run(d)))
+        tables = load_run(d)
+        for name, study in family_studies(results, seed).items():  # a family's rows from its own study's run
+            tables.update(study)
+            studies.setdefault(name, []).append(seed)
+        runs.append((seed.replace("seed", "seed "), tables))
         infos.append(_json(d / "run.json"))
     shared = len({(info.get("commit"), info.get("machine")) for info in infos}) == 1
     table = readme_markdown(runs, infos, run_rows=not shared)
@@ -79,7 +85,25 @@ def results_block(results: Path = RESULTS) -> str:
     else:
         note = (f"Each column is one run of `config.yaml` at the commit of its last row ({where}); columns of "
                 "different commits ran the default of their commit.")
+    for name, seeds in studies.items():
+        note += (f" The {name} rows: the same seeds of `experiments/{name}.yaml`'s study "
+                 f"(`docs/results/{name}/seed{{{','.join(s.replace('seed', '') for s in seeds)}}}/run.json`).")
     return note + "\n\n" + table + "\n"
+
+
+def family_studies(results: Path, seed: str) -> dict[str, dict]:
+    """{family: its findings' figure tables} of the task families whose study is an overlay of its own, run and
+    published apart (``docs/results/<family>/<seed>``, e.g. ``experiments/arithmetic.yaml``'s), for one seed."""
+    from fgx.analysis.findings import load_run
+    from fgx.tasks.registry import families
+
+    out = {}
+    for f in families():
+        d = results / f.name / seed
+        if f.findings and d.is_dir():
+            tables = load_run(d)
+            out[f.name] = {t: tables[t] for t in f.findings.tables if t in tables}
+    return out
 
 
 def _torch_pins() -> tuple[str, str, str]:

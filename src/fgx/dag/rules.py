@@ -121,3 +121,6 @@ class Plan:
 
     def findings_inputs(self, wildcards) -> list[str]:
         return targets.findings_inputs(self.config)
+
+    def family_findings_inputs(self, wildcards) -> list[str]:
+        return targets.family_findings_inputs(self.config, wildcards.family)

@@ -41,3 +41,26 @@ def findings_inputs(config: Mapping) -> list[str]:
     """The CSVs of the figures the findings read, among those the config asks for."""
     tables = findings_tables()
     return [paths.fill(paths.FIGURE_CSV, figure=name) for name in planned_figures(config) if name in tables]
+
+
+def family_findings_inputs(config: Mapping, family: str) -> list[str]:
+    """The CSVs of the figures task family ``family``'s findings read (its results/analysis/findings_<family>.md:
+    the family's study without the rest of the DAG)."""
+    from fgx.tasks.registry import family as record
+
+    found = record(family).findings
+    if found is None:
+        raise ValueError(f"task family {family} has no findings; families with findings: {families_with_findings()}")
+    planned = planned_figures(config)
+    missing = [t for t in found.tables if t not in planned]
+    if missing:
+        raise ValueError(f"findings of task family {family}: the config asks for no figure {', '.join(missing)} "
+                         f"(is the family's section enabled? e.g. --configfile experiments/{family}.yaml)")
+    return [paths.fill(paths.FIGURE_CSV, figure=name) for name in found.tables]
+
+
+def families_with_findings() -> str:
+    """The task families whose findings are a target of their own (rule findings_family's wildcard)."""
+    from fgx.tasks.registry import families
+
+    return "|".join(f.name for f in families() if f.findings)

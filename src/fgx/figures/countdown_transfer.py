@@ -7,7 +7,10 @@ Avg@k (the paper's Avg@32) is the mean over prompts of each prompt's mean correc
 samples; the CI is a percentile bootstrap over prompts (``fgx.metrics.bootstrap_mean_ci``). The
 table also says how the responses reason (``fgx.tasks.countdown.trace_stats``): step lines per
 response, the share with two or more, the share of step lines computed right, and the share that
-carry a computed value into a later step, which every chain of three or more numbers needs.
+carry a computed value into a later step, which every chain of three or more numbers needs; and the tree
+shape of the answers (``fgx.tasks.countdown.shapes``: one step, left / right / mixed chain, balanced, fewer
+or more numbers than given, none): the share of the responses of each shape and the accuracy of each, so a
+model that fails says where it stops.
 
 Settings (all optional): ``bootstrap`` (resamples, default 1000), ``ci`` (default 0.95),
 ``bootstrap_seed`` (default 0), ``countdown_numbers`` (number counts to keep, default all).
@@ -28,10 +31,12 @@ from fgx.plan.figures import FigureSpec, bootstrap_settings
 from fgx.plan.models import rl_model
 from fgx.tasks.countdown import parse_ground_truth, trace_stats
 from fgx.tasks.countdown.models import MULTI, MULTI_BASE
+from fgx.tasks.countdown.shapes import SHAPES, shape_stats
 from fgx.tasks.countdown.splits import ATOMIC_CHECK, test_split, test_splits
 
+SHAPE_COLUMNS = [f"{shape}_{what}" for shape in SHAPES for what in ("share", "accuracy")]
 COLUMNS = ["model", "numbers", "avg_at_k", "ci_low", "ci_high", "n_prompts", "n_samples", "steps",
-           "multi_step", "step_right", "chained", "source", "config_hash"]
+           "multi_step", "step_right", "chained", *SHAPE_COLUMNS, "source", "config_hash"]
 READS = ("correct", "level", "responses", "reward_model")
 
 # The paper's four models, in its order (Table 1).
@@ -110,9 +115,11 @@ def table(inputs, settings) -> pd.DataFrame:
             stats = trace_stats((response, parse_ground_truth(rm["ground_truth"])[1])
                                 for rm, responses in zip(sub["reward_model"], sub["responses"])
                                 for response in responses)
+            shapes = shape_stats(((response, bool(c)) for responses, correct in zip(sub["responses"], sub["correct"])
+                                  for response, c in zip(responses, correct)), int(numbers))
             rows.append({"model": model, "numbers": int(numbers), "avg_at_k": float(per_prompt.mean()),
                          "ci_low": lo, "ci_high": hi, "n_prompts": int(len(sub)), "n_samples": int(counts.min()),
-                         **stats, "source": str(path), "config_hash": sub["config_hash"].iloc[0]})
+                         **stats, **shapes, "source": str(path), "config_hash": sub["config_hash"].iloc[0]})
     out = pd.DataFrame(rows, columns=COLUMNS)
     if out.duplicated(["model", "numbers"]).any():
         dup = out[out.duplicated(["model", "numbers"], keep=False)][["model", "numbers", "source"]]
@@ -131,7 +138,7 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     numbers = sorted(df["numbers"].unique())
     colours = dict(zip(models, sns.color_palette("colorblind", n_colors=max(len(models), 4))))
     width = 0.8 / max(1, len(models))
-    fig, ax = plt.subplots(figsize=(max(5.5, 1.6 * len(numbers) + 2.5), 3.4))
+    fig, (ax, shape_ax) = plt.subplots(2, 1, sharex=True, figsize=(max(5.5, 1.6 * len(numbers) + 2.5), 6.4))
     x = np.arange(len(numbers))
     for i, model in enumerate(models):
         m = df[df["model"] == model].set_index("numbers").reindex(numbers)
@@ -151,6 +158,32 @@ def draw(df: pd.DataFrame, pdf, settings) -> None:
     ax.set_ylim(0, min(100, max(10, 1.25 * top + 5)))
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Transfer to Countdown (no Countdown RL; error bars: bootstrap CI over prompts)", fontsize=8)
+    draw_shapes(shape_ax, df, models, numbers, x, width)
     fig.tight_layout()
     fig.savefig(pdf, format=Path(str(pdf)).suffix.lstrip(".") or "pdf", dpi=120)
     plt.close(fig)
+
+
+def draw_shapes(ax, df: pd.DataFrame, models, numbers, x, width) -> None:
+    """Each model's answers per number count as a stacked bar of tree shapes (in the models' order, as above),
+    each shape's accuracy written in its segment where the segment is large enough to hold it."""
+    import seaborn as sns
+
+    colours = dict(zip(SHAPES, sns.color_palette("Set2", n_colors=len(SHAPES))))
+    for i, model in enumerate(models):
+        m = df[df["model"] == model].set_index("numbers").reindex(numbers)
+        pos = x + (i - (len(models) - 1) / 2) * width
+        bottom = np.zeros(len(numbers))
+        for shape in SHAPES:
+            share = 100 * m[f"{shape}_share"].fillna(0).to_numpy(dtype=float)
+            ax.bar(pos, share, width * 0.95, bottom=bottom, color=colours[shape],
+                   label=shape.replace("_", " ") if i == 0 else None)
+            for p, b, h, acc in zip(pos, bottom, share, m[f"{shape}_accuracy"].to_numpy(dtype=float)):
+                if h >= 8 and np.isfinite(acc):
+                    ax.text(p, b + h / 2, f"{100 * acc:.0f}", ha="center", va="center", fontsize=5)
+            bottom += share
+    ax.set_ylabel("answers (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+    ax.set_title("Tree shape of the answers, bars in the models' order above (in a segment: its accuracy, %)",
+                 fontsize=8)

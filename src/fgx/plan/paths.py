@@ -36,6 +36,7 @@ FIGURE_PNG = "figures/{figure}.png"
 FIGURE_CSV = "figures/{figure}.csv"
 SAMPLE_BROWSER = "results/analysis/samples.html"
 FINDINGS = "results/analysis/findings.md"
+FAMILY_FINDINGS = "results/analysis/findings_{family}.md"  # one task family's findings alone: a target of its own
 # per job: a log, a benchmark and a scratch directory outside the job's outputs
 LOG = "logs/{rule}/{job}.log"
 BENCHMARK = "results/benchmarks/{rule}/{job}.tsv"

@@ -135,3 +135,4 @@ def check_problem_file(path: str | Path, what: str = "problem set", fix: str | N
             check_row(row, f"{p}: row {i}", fix)
             i += 1
     return f.metadata.num_rows
+

@@ -139,6 +139,10 @@ def _nothing_external(config: Mapping) -> dict[str, str | None]:
     return {}
 
 
+def _no_problems(config: Mapping) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True, eq=False)  # one record per family: compared (and hashed) by identity
 class TaskFamily:
     """Everything fgx knows of one task family (see the module docstring).
@@ -164,7 +168,10 @@ class TaskFamily:
     - ``figures``: ``{figure: module}``, the figures it adds (each module declares ``SPEC``, fgx.plan.figures);
       ``findings``: the findings rows it adds; ``failure_modes``: the module of its failure-mode classifier
       (``CATEGORIES``, ``FAILURES``, ``CORRECT``, ``classify_eval(rows, level, style, source)``), if any.
-    - ``generate_minutes``: the generate job's time limit."""
+    - ``generate_minutes``: the generate job's time limit.
+    - ``check_config(config)``: the cross-key rules of its section that a schema cannot say, one readable
+      problem each (``key 'arithmetic.transfer_levels': got ...; ...``), checked with the rest of the config
+      before any job; its keys' types and bounds are already checked."""
 
     name: str
     package: str
@@ -184,6 +191,7 @@ class TaskFamily:
     findings: Findings | None = None
     failure_modes: str | None = None
     generate_minutes: int = 10
+    check_config: Callable[[Mapping], list[str]] = _no_problems
 
     @property
     def command(self) -> str:

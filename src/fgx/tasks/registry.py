@@ -18,6 +18,7 @@ from fgx.tasks.family import Split, TaskFamily
 FAMILIES = (
     "fgx.tasks.strings",
     "fgx.tasks.countdown",
+    "fgx.tasks.arithmetic",
 )
 
 

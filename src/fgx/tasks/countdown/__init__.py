@@ -8,6 +8,7 @@ Public API (see the submodules for details):
   ``step_value``, ``trace_stats``
 - reward (``scoring``): ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``,
   ``extract_answer``, ``evaluate_answer``; ``parse_ground_truth`` (``ground_truth``)
+- where a model stops (``shapes``): ``answer_shape``, ``shape_stats``, ``SHAPES``
 - the task family record (``family``): ``FAMILY``, its problem sets (``splits``), the Multi-Base and its RL
   runs (``models``), its config section (``settings``), its finding (``findings``)
 - CLI: ``python -m fgx.tasks.countdown generate --numbers N --num M --seed S --out FILE
@@ -20,12 +21,13 @@ from .generate import (COMPACT_PREFIX, DATA_SOURCE_PREFIX, PARTITIONS, STYLES, T
                        generate, in_partition, prompt_text, sample_compact_problems)
 from .ground_truth import parse_ground_truth
 from .scoring import MAX_ANSWER_CHARS, compute_score, evaluate_answer, extract_answer
+from .shapes import SHAPES, answer_shape, shape_stats
 from .solver import Step, format_value, solve
 from .trace import TRACES, parse_steps, solution_text, step_value, trace_stats
 
 __all__ = [
-    "COMPACT_PREFIX", "DATA_SOURCE_PREFIX", "FAMILY", "MAX_ANSWER_CHARS", "PARTITIONS", "STYLES", "Step", "TEMPLATE",
-    "TRACES", "compact_prompt", "compute_score", "data_source", "evaluate_answer", "extract_answer",
-    "format_value", "generate", "in_partition", "main", "parse_ground_truth", "parse_steps", "prompt_text",
-    "sample_compact_problems", "solution_text", "solve", "step_value", "trace_stats",
+    "COMPACT_PREFIX", "DATA_SOURCE_PREFIX", "FAMILY", "MAX_ANSWER_CHARS", "PARTITIONS", "SHAPES", "STYLES", "Step",
+    "TEMPLATE", "TRACES", "answer_shape", "compact_prompt", "compute_score", "data_source", "evaluate_answer",
+    "extract_answer", "format_value", "generate", "in_partition", "main", "parse_ground_truth", "parse_steps",
+    "prompt_text", "sample_compact_problems", "shape_stats", "solution_text", "solve", "step_value", "trace_stats",
 ]

@@ -1,11 +1,14 @@
 """The paper's finding on Countdown (Section 4.3, Table 1), checked against the countdown_transfer figure
-table: the Multi-Base with RL on string Levels 1+2 is the best of the four models on 3-number problems."""
+table: the Multi-Base with RL on string Levels 1+2 is the best of the four models on 3-number problems. Beside
+the numbers, the tree shape most of that model's 3-number answers have (fgx.tasks.countdown.shapes): where it
+stops when it fails."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
 from .models import MULTI
+from .shapes import SHAPES
 
 FINDING = "Countdown, 3 numbers: Multi-Base + RL L1+2 the best model"
 PAPER = "best of the four (Table 1)"
@@ -21,6 +24,21 @@ def _short(measured: str) -> str:
     return key + (f" ({atomic}" if atomic else "")
 
 
+WORDS = {"no_answer": "no answer", "fewer_numbers": "fewer numbers than given",
+         "more_numbers": "more numbers than given",
+         "one_step": "one operation", "left_chain": "a left chain", "right_chain": "a right chain",
+         "mixed_chain": "a mixed chain", "balanced": "a balanced tree"}
+
+
+def _main_shape(rows) -> str | None:
+    """The tree shape most of one model's answers have, with its share (None for a table without shapes)."""
+    shares = {shape: rows[f"{shape}_share"].iloc[0] for shape in SHAPES if f"{shape}_share" in rows}
+    if len(rows) != 1 or not shares:
+        return None
+    shape = max(shares, key=shares.get)
+    return f"{100 * shares[shape]:.0f} % {WORDS[shape]}"
+
+
 def check(tables: Mapping) -> list[dict]:
     """One row (fgx.tasks.family.Findings): Avg@k of every model on 3 numbers, the Multi-Base's held-out
     2-number check beside it; holds when Multi-Base + RL L1+2 scores above 0 and at least every other."""
@@ -30,8 +48,14 @@ def check(tables: Mapping) -> list[dict]:
     three = cd[cd["numbers"] == 3].set_index("model")["avg_at_k"]
     text = ", ".join(f"{m} {100 * v:.1f} %" for m, v in three.items())
     atomic = cd[cd["numbers"] == 2]
+    notes = []
     if len(atomic):  # the Multi-Base's held-out 2-number check: does it have the atomic skill?
-        text += f" (Multi-Base on 2 numbers {100 * atomic['avg_at_k'].iloc[0]:.1f} %)"
+        notes.append(f"Multi-Base on 2 numbers {100 * atomic['avg_at_k'].iloc[0]:.1f} %")
+    shape = _main_shape(cd[(cd["numbers"] == 3) & (cd["model"] == BEST)])
+    if shape:  # where the model the paper finds best stops
+        notes.append(f"Multi-Base + RL L1+2's 3-number answers: {shape}")
+    if notes:
+        text += f" ({'; '.join(notes)})"
     best = BEST in three.index and three[BEST] > 0 and three[BEST] >= three.drop(BEST).max()
     return [{"finding": FINDING, "paper": PAPER, "measured": text, "verdict": "holds" if best else "no",
              "short": _short(text)}]

@@ -38,8 +38,9 @@ def extract_answer(solution_str: Any) -> str | None:
     return solution_str[start + 8:end].strip()
 
 
-def evaluate_answer(expr: str) -> tuple[Fraction | None, list[int]]:
-    """(exact value or None on division by zero, int literals used); _Invalid if not allowed."""
+def parse_answer(expr: str) -> ast.expr:
+    """An answer's expression as a syntax tree (a trailing ``= <number>`` dropped, ``×`` ``÷`` ``−`` read as
+    ``*`` ``/`` ``-``); _Invalid if it is not one. :func:`evaluate_answer` checks what it may hold."""
     if len(expr) > MAX_ANSWER_CHARS or not expr:
         raise _Invalid("empty or too long")
     expr = expr.replace("×", "*").replace("÷", "/").replace("−", "-")
@@ -51,12 +52,16 @@ def evaluate_answer(expr: str) -> tuple[Fraction | None, list[int]]:
             raise _Invalid("'=' in answer") from None
         expr = lhs.rstrip("=").strip()
     try:
-        tree = ast.parse(expr, mode="eval")
+        return ast.parse(expr, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         raise _Invalid("not an expression") from None
+
+
+def evaluate_answer(expr: str) -> tuple[Fraction | None, list[int]]:
+    """(exact value or None on division by zero, int literals used); _Invalid if not allowed."""
     ints: list[int] = []
     try:
-        value = _walk(tree.body, ints, [MAX_NODES])
+        value = _walk(parse_answer(expr), ints, [MAX_NODES])
     except RecursionError:
         raise _Invalid("nested too deeply") from None
     return value, ints

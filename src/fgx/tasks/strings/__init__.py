@@ -10,11 +10,14 @@ Public API (see the submodules for details):
   ``parse_step``
 - data (``generate``): ``generate`` (DataFrame), ``generate_problems``, ``make_row``,
   ``FORWARD_PROMPT``; ``parse_ground_truth`` (``ground_truth``)
-- reward (``scoring``): ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``
+- reward (``scoring``): ``compute_score(data_source, solution_str, ground_truth, extra_info=None)``; the
+  answer it reads, ``extract_output`` (fgx.tasks.json_answer)
 - the task family record (``family``): ``FAMILY``, its problem sets (``splits``), the expression keys the
   leakage check compares (``keys``); the failure-mode classifier (``failure_modes``, paper Fig. 6)
 - CLI: ``python -m fgx.tasks.strings generate --stage {1,2} --split {train,test} ...``
 """
+
+from fgx.tasks.json_answer import extract_output
 
 from .expr import (DEFAULT_MAX_LEN, Call, Concat, Expr, Int, Method, Str, UnsupportedCode, ValueTooLong,
                    Var, X, compact_call_names, depth, evaluate, execute, functions_used, main_solution_code,
@@ -25,7 +28,7 @@ from .functions import ALL_FUNCS, EVAL_FUNCS, FUNCS, NAMES, TRAIN_FUNCS
 from .generate import (DATA_SOURCE_PREFIX, FORWARD_PROMPT, Problem, data_source, definition_source, function_set,
                        generate, generate_problems, make_row, program_code)
 from .ground_truth import parse_ground_truth
-from .scoring import compute_score, extract_output
+from .scoring import compute_score
 from .trace import parse_step, solution_text, trace_lines, written_steps
 
 __all__ = [

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from fgx.tasks.family import GroundTruthError
+from fgx.tasks.excluded import family_rows
 
 from .expr import parse_code, render_code
 from .generate import DATA_SOURCE_PREFIX
@@ -53,17 +53,7 @@ def leakage_keys(rows) -> list[tuple[str, int]]:
 
 def expressions_of(paths: Iterable[str | Path]) -> set[str]:
     """The expression keys of the string-task rows of problem files (the generator's ``--exclude``)."""
-    from fgx.io import read_rows
-
     keys: set[str] = set()
     for path in paths:
-        rows = read_rows(path, "problem set", ("data_source", "reward_model"))
-        mine = rows[rows["data_source"].astype(str).str.startswith(DATA_SOURCE_PREFIX)]
-        for i, rm in zip(mine.index, mine["reward_model"]):
-            try:
-                check(rm.get("ground_truth") if isinstance(rm, dict) else None)
-            except GroundTruthError as err:
-                raise ValueError(f"{path}: row {i}: field {err.field}: {err.problem}; regenerate the file (delete "
-                                 "it and rerun the rule that writes it)") from None
-        keys |= {key for key, _ in leakage_keys(mine)}
+        keys |= {key for key, _ in leakage_keys(family_rows(path, DATA_SOURCE_PREFIX, check))}
     return keys
