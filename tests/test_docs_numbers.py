@@ -178,7 +178,7 @@ def test_the_readme_deviations_quote_both_configs():
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
       "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
     (README, r"capped at (\d+) characters \(`task.max_value_len`\)", ["task.max_value_len"]),
-    (README, r"A (tenth) of them go without the mark", ["data.pretrain_step_unmarked"]),
+    (README, r"A (tenth) (?:of them )?go without the mark", ["data.pretrain_step_unmarked"]),
 ])
 def test_the_readme_quotes_config_yaml(text, pattern, keys):
     m = re.search(pattern, one_line(text))
@@ -239,3 +239,16 @@ def test_the_verl_environment_versions_quoted_match_envs_verl_yaml():
     m = re.search(r"the GPU environment \(verl ([\d.]+), vLLM ([\d.]+) and torch ([\d.]+)", PAPER_SCALE)
     assert m, "docs/paper-scale.md: the GPU environment's versions"
     assert m.groups() == (pins["verl"], pins["vllm"], pins["torch"]), pins
+
+
+def test_the_readme_quotes_the_samplers_chunk_and_checkpoint_sizes():
+    from fgx.engines.torch.sampling import CHUNK_PROMPTS
+
+    text = one_line(README)
+    m = re.search(r"each finished chunk of the prompts it samples \((\d+) on a CPU, `compute.gpu_chunk_prompts` on a "
+                  r"GPU\)", text)
+    assert m and int(m[1]) == CHUNK_PROMPTS, "README: the CPU's sampling chunk is fgx.engines.torch.sampling.CHUNK_PROMPTS"
+    assert f"(the CPU's: {CHUNK_PROMPTS})" in (ROOT / "config.yaml").read_text()
+    m = re.search(r"at most a minute of training, (\w+) RL steps or one chunk is lost", text)
+    words = {"five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}
+    assert m and words.get(m[1], m[1]) in (DEFAULT["rl"]["save_every"], str(DEFAULT["rl"]["save_every"])), m

@@ -185,6 +185,7 @@ CORE_FINDINGS = (
     "RL on Level 2 − iterative RFT at Level 3",
 )
 FULL_TRACE_FINDING = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
+DEEP_LEVELS_FINDING = "RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5"
 
 
 def core_findings_hold(rows: Sequence[Mapping]) -> bool:
@@ -245,11 +246,11 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     far = c[c.index >= 5] if len(c) else c
     if len(far):
         above = int((far["diff"] > 0).sum())
-        add("RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5", "above zero",
+        add(DEEP_LEVELS_FINDING, "above zero",
             ", ".join(f"L{lv} {_pts(r['diff'])}" for lv, r in far.iterrows()),
             "holds" if above == len(far) else ("partly" if above else "no"))
     else:
-        add("RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5", "above zero", "not run", "not run")
+        add(DEEP_LEVELS_FINDING, "above zero", "not run", "not run")
 
     # 3. iterative RFT stays below RL on Level 2 at Level 3
     contrasts = tables.get("model_contrasts")
