@@ -247,7 +247,7 @@ def test_the_readme_quotes_the_samplers_chunk_and_checkpoint_sizes():
     text = one_line(README)
     m = re.search(r"each finished chunk of the prompts it samples \((\d+) on a CPU, `compute.gpu_chunk_prompts` on a "
                   r"GPU\)", text)
-    assert m and int(m[1]) == CHUNK_PROMPTS, "README: the CPU's sampling chunk is fgx.engines.torch.sampling.CHUNK_PROMPTS"
+    assert m and int(m[1]) == CHUNK_PROMPTS, "README: the CPU's chunk is fgx.engines.torch.sampling.CHUNK_PROMPTS"
     assert f"(the CPU's: {CHUNK_PROMPTS})" in (ROOT / "config.yaml").read_text()
     m = re.search(r"at most a minute of training, (\w+) RL steps or one chunk is lost", text)
     words = {"five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}

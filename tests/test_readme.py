@@ -239,7 +239,8 @@ def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():
     level4 = re.search(r"<!-- level4:begin -->(.*?)<!-- level4:end -->", TEXT, re.S)[1]
     m = re.search(r"RL Level 2 solves ([\d. /]+) % .*? and RL Level 1 ([\d. /]+) %", level4)
     l2, l1 = ([float(x) for x in g.split(" / ")] for g in m.groups())
-    row = next(line for line in TEXT.splitlines() if line.startswith("| 2. RL Level 2 − RL Level 1, Level 4, full-trace"))
+    row = next(line for line in TEXT.splitlines()
+               if line.startswith("| 2. RL Level 2 − RL Level 1, Level 4, full-trace"))
     diffs = [float(x) for x in re.findall(r"\*\* ([+\-]\d+\.\d) \[", row)]
     assert len(diffs) == len(l2) == len(l1) == len(readme.SEEDS), (row, level4)
     for a, b, d in zip(l2, l1, diffs):
