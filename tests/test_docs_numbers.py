@@ -321,3 +321,23 @@ def test_the_readme_and_paper_scale_give_the_same_slurm_commands():
     commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
     steps = [line.split("  #")[0].strip() for line in PAPER_SCALE.splitlines()]
     assert len(commands) == 3 and all(command in steps for command in commands), commands
+
+
+def test_analysis_md_quotes_the_verdict_rules_and_the_papers_numbers():
+    from fgx.analysis import findings as F
+
+    text = one_line((ROOT / "docs" / "analysis.md").read_text())
+    points = lambda share: f"{round(100 * share)}"  # noqa: E731
+    assert f"RL Level 1 − Stage 1 is within {points(F.NEAR_BASE)} points at every level ≥ 3" in text
+    assert f"lead of at least {points(F.HOLDS_LEAD)} points and the two models' own intervals apart" in text
+    assert f"(the paper's lead is about {F.paper_lead('rl_level2', 3, short=True).split('+')[1]} points)" in text
+    l2, l1 = F.PAPER_LEVEL34["rl_level2"][1], F.PAPER_LEVEL34["rl_level1"][1]
+    assert (f"a lead of at least {points(F.HOLDS_FULL_TRACE_LEAD)} points, about a third of the paper's Level-4 lead "
+            f"of {F.paper_lead('rl_level2', 4, short=True)} (RL Level 2 ~{l2} % against RL Level 1 ~{l1} %)") in text
+    assert f"(`data.test_full_trace_per_level`, {DEFAULT['data']['test_full_trace_per_level']} by default)" in text
+
+
+def test_architecture_md_lists_every_overlay_and_benchmark():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    names = [p.name for p in OVERLAYS] + [p.name for p in sorted((ROOT / "benchmarks").glob("*.py"))]
+    assert [name for name in names if name not in text] == [], "docs/architecture.md's Layout"
