@@ -409,7 +409,7 @@ def findings_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
 # The README's results table: the short name of each finding (check()'s rows, in order) and the paper's number
 # (the task families' rows follow: readme_findings)
 README_FINDINGS = (
-    ("1. RL Level 1 stays at the base (Levels 3–6)", "near 0"),
+    ("1. RL Level 1 − Stage-1 base stays near 0 (Levels 3–6)", "near 0"),
     ("2. RL Level 2 − RL Level 1, Level 3", paper_lead("rl_level2", 3, short=True)),
     ("2. RL Level 2 − RL Level 1, Level 4", paper_lead("rl_level2", 4, short=True)),
     ("2. RL Level 1+2 − RL Level 1, Level 3", "clearly ahead"),

@@ -289,7 +289,7 @@ def level4_block(results: Path = RESULTS) -> str:
     return (f"On the full-trace test set's {int(default[0].n_prompts)} prompts RL Level 2 solves "
             f"{' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % in seeds {_numbers(SEEDS)} and RL Level 1 "
             f"{' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
-            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` whose base is pretrained "
+            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` that pretrains the model "
             f"on *nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
             f"methods: the stand-in for an LLM's skill at nested code) up to "
             f"{overlay['data']['pretrain_prior_levels'][1]} calls deep (`data.pretrain_prior_levels`) for "
