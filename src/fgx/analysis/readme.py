@@ -286,8 +286,8 @@ def level4_block(results: Path = RESULTS) -> str:
         pretraining = r.get("job_s", {}).get("pretrain_base")
         return f"{_min(r['wall_s'])} min" + (f" (pretraining {pretraining:,} s)" if pretraining is not None else "")
 
-    return (f"On the full-trace test set's {int(default[0].n_prompts)} prompts RL Level 2 solves "
-            f"{' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % in seeds {_numbers(SEEDS)} and RL Level 1 "
+    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % of its "
+            f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
             f"{' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
             f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` that pretrains the model "
             f"on *nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
