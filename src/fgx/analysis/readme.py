@@ -243,10 +243,10 @@ def tests_block(results: Path = RESULTS) -> str:
         by_machine.setdefault(run["machine"], []).append(run)
     where = "; ".join(f"{machine}: commits {_distinct_commits(group)}" for machine, group in by_machine.items())
     return (f"The tests take {_wall_range(runs)} min as CI runs them, install included (`bash .ci/run`: the "
-            f"install with `FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above, failing any skip but a "
-            f"CUDA test's: `tests/skip_guard.py`; {len(runs)} runs, "
-            f"{where}). Without the verl extras the verl tier skips, without `SLURM_CONF` the SLURM tier, and "
-            "without CUDA the `gpu`-marked tests (`tests/test_gpu.py`); no run of that shorter suite is recorded.")
+            "install with `FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above, failing any skip but "
+            f"a CUDA test's: `tests/skip_guard.py`; {len(runs)} runs, {where}). Without the verl extras the verl tier "
+            "skips, without `SLURM_CONF` the SLURM tier, and without CUDA the `gpu`-marked tests "
+            "(`tests/test_gpu.py`); no run of that shorter suite is recorded.")
 
 
 def _numbers(seeds) -> str:
