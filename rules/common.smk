@@ -1,5 +1,5 @@
-# Shared by the rules: config validation, conda envs, resources, and `plan` (fgx.plan.Plan), whose
-# methods are the rules' input and params functions (fgx.plan holds every decision, unit-tested).
+# Shared by the rules: config validation, conda envs, resources, and `plan` (fgx.dag.Plan), whose
+# methods are the rules' input and params functions (fgx.plan and fgx.dag hold every decision, unit-tested).
 
 import os
 import sys

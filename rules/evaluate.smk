@@ -1,6 +1,7 @@
 # Evaluation (paper Section 4 / Fig. 5): every model sampled n times per held-out test prompt
 # at T=1.0; per-level accuracy and unbiased pass@k with bootstrap confidence intervals.
-# The same rule evaluates on Countdown ({split} = countdown{n}, paper Section 4.3).
+# The same rule evaluates on Countdown ({split} = countdown{n}, paper Section 4.3) and on arithmetic chains
+# ({split} = arithmetic_test).
 
 
 rule evaluate:

@@ -1,7 +1,7 @@
 # Figures (paper Figs. 2-6, Fig. 4 being countdown_transfer; training dynamics, model contrasts,
 # function transfer): each a PDF, a PNG and a long-format CSV of exactly the plotted numbers, with
 # provenance columns. What a figure reads and which settings it receives, its module in
-# fgx.figures declares (SPEC, read by fgx.plan.figures); plot settings live in config `figures:`, and
+# fgx.figures declares (SPEC, read by fgx.dag.targets); plot settings live in config `figures:`, and
 # each figure receives only the keys it reads, so changing one reruns only that figure.
 
 

@@ -1,8 +1,9 @@
 # Rejection fine-tuning (paper Section 3.2 Stage 1, and the iterative-RFT baseline of Fig. 3):
 # keep correct rollouts, then supervised fine-tuning on them (loss on response tokens only).
 # Models: stage1 (from base), stage1_multi (the Multi-Base of paper Section 4.3: from base, on
-# Stage-1's string data merged with Countdown 2-number data) and rft_level2_iter{i} (from the
-# previous iteration).
+# Stage-1's string data merged with Countdown 2-number data), rft_level2_iter{i} (from the
+# previous iteration), and the models a task family adds (the arithmetic study's arithmetic_stage1 and
+# rft_arithmetic_iter{i}).
 
 
 rule filter_rollouts:

@@ -1,8 +1,9 @@
 # Stage 2 (paper Section 3.2 / Fig. 2): RL with outcome reward only (GRPO by default), one run per train
 # split; held-out accuracy per level is logged as it trains. One RL job kind per lineage (fgx.plan.models),
-# named as the lineage says: rl, from the Stage-1 checkpoint; rl_multi, the same RL (the same data and rl:
-# settings, for countdown.rl_steps steps) from the Countdown transfer's Multi-Base (stage1_multi, paper
-# Section 4.3). Which model each run starts from: fgx.plan.models.rl_sources. Each lineage's job kind is
+# named as the lineage says: rl, from the Stage-1 checkpoint; and each task family's own: rl_multi, the same
+# RL (the same data and rl: settings, for countdown.rl_steps steps) from the Countdown transfer's Multi-Base
+# (stage1_multi, paper Section 4.3); rl_arithmetic and rl_arithmetic_multi, the arithmetic study's. Which
+# model each run starts from: fgx.plan.models.rl_sources. Each lineage's job kind is
 # declared in a function, so that what Snakemake evaluates again when a job runs sees that lineage, not the
 # loop's last one.
 def rl_rule(lineage):

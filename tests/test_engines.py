@@ -88,11 +88,11 @@ def test_an_unknown_engine_is_named_with_the_known_ones():
 
 
 def test_the_dag_names_no_engine():
-    """rules/ and plan/ ask the engine (fgx.engines) and never compare its name."""
+    """rules/, plan/ and dag/ ask the engine (fgx.engines) and never compare its name."""
     names = "|".join(map(re.escape, engines.ENGINES))
     compare = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=)""")
     files = [*sorted((ROOT / "rules").glob("*.smk")), *sorted((ROOT / "src/fgx/plan").glob("*.py")),
-             ROOT / "Snakefile"]
+             *sorted((ROOT / "src/fgx/dag").glob("*.py")), ROOT / "Snakefile"]
     found = [f"{f.relative_to(ROOT)}:{i}" for f in files for i, line in enumerate(f.read_text().splitlines(), 1)
              if compare.search(line)]
     assert found == [] and len(files) > 10

@@ -71,7 +71,7 @@ def _inputs(tmp_path) -> tuple[Path, Path]:
     return model, tmp_path / "prompts.parquet"
 
 
-# ----------------------------------------------------------------------------- 1, 2: Ray
+# ----------------------------------------------------------------------------- Ray
 FAKE_MAIN_PPO = GCS_PROBE + textwrap.dedent('''
     # verl's main_ppo as far as Ray goes: ray.init(**ray_kwargs.ray_init) from the overrides; then what a
     # stranger on the machine can do with the cluster, written to ray_check.json in the working directory
@@ -272,7 +272,7 @@ def test_ray_over_an_allocation_demands_the_jobs_token_and_keeps_its_files_priva
     sessions.rmdir()
 
 
-# ----------------------------------------------------------------------------- 3: the host lock
+# ----------------------------------------------------------------------------- the host lock
 def test_the_host_lock_lies_in_a_directory_only_its_user_may_enter(tmp_path):
     """Finding 3: not a fixed name in /tmp, which the first user to make it owns (the next user's jobs fail,
     any user can hold it), but ``/tmp/fgx-<uid>/``, made 0700; a directory of that name that someone else
@@ -316,7 +316,7 @@ def test_the_host_lock_lies_in_a_directory_only_its_user_may_enter(tmp_path):
     assert stat.S_IMODE(os.stat(f"/tmp/fgx-{os.getuid()}").st_mode) == 0o700
 
 
-# ----------------------------------------------------------------------------- 4: output guards
+# ----------------------------------------------------------------------------- output guards
 @pytest.mark.parametrize("job", ["sample", "sft", "rl"])
 def test_the_verl_engine_refuses_a_work_dir_holding_its_output_before_any_work(tmp_path, monkeypatch, job):
     """Finding 4: ``--out W/out --work-dir W`` would let the job delete its own output with its work directory;
@@ -366,7 +366,7 @@ def test_the_verl_engine_refuses_an_output_it_may_not_replace_before_training(tm
     assert ran == [] and (out / "notes").is_dir() and not (tmp_path / "work").exists()
 
 
-# ----------------------------------------------------------------------------- 5: SIGTERM
+# ----------------------------------------------------------------------------- SIGTERM
 CHILD = textwrap.dedent('''
     """A command as verl's trainer or a vLLM shard is one: it holds a shared-memory segment it never unlinks,
     and starts a process in a session of its own (as Ray's workers run); with "stubborn" it ignores SIGTERM."""
@@ -454,9 +454,9 @@ def test_a_segment_someone_else_can_open_is_not_removed(tmp_path):
             p.unlink(missing_ok=True)
 
 
-# ----------------------------------------------------------------------------- 6: attempt logs
+# ----------------------------------------------------------------------------- attempt logs
 def test_attempt_logs_keep_the_order_of_the_attempts_whatever_the_clock_says(tmp_path, monkeypatch):
-    """Finding 6: three attempts of one job, the clock set back an hour between the first two (a DST fall-back,
+    """Three attempts of one job, the clock set back an hour between the first two (a DST fall-back,
     a requeue onto a node in another zone): the metrics of a step logged twice are the later attempt's."""
     import time as time_module
 
@@ -472,9 +472,9 @@ def test_attempt_logs_keep_the_order_of_the_attempts_whatever_the_clock_says(tmp
     assert M.read_verl_jsonl(list(reversed(logs)))[5]["critic/score/mean"] == 3.0  # given in any order
 
 
-# ----------------------------------------------------------------------------- 8: device in the fingerprint
+# ----------------------------------------------------------------------------- device in the fingerprint
 def test_a_sampling_job_begun_on_the_cpu_and_resumed_on_a_gpu_starts_afresh(tmp_path, monkeypatch):
-    """Finding 8: the CPU samples in fp32, a GPU in bf16: chunks a CPU attempt finished are not reused by an
+    """The CPU samples in fp32, a GPU in bf16: chunks a CPU attempt finished are not reused by an
     attempt that sees a GPU (mixed precisions in one file), while a second CPU attempt reuses them."""
     model, prompts = _inputs(tmp_path)
     work = tmp_path / "work"
@@ -500,7 +500,7 @@ def test_a_sampling_job_begun_on_the_cpu_and_resumed_on_a_gpu_starts_afresh(tmp_
     assert found == [[], ["shard000-chunk00000.parquet", "shard000-chunk00001.parquet"], []]
 
 
-# ----------------------------------------------------------------------------- 9: one writer at a time
+# ----------------------------------------------------------------------------- one writer at a time
 WRITER = textwrap.dedent('''
     import sys, time
     from pathlib import Path
@@ -515,9 +515,9 @@ WRITER = textwrap.dedent('''
 
 
 def test_a_second_writer_of_an_output_waits_and_deletes_nothing_the_first_writes(tmp_path):
-    """Finding 9: a second writer of the same model directory (``--nolock``, a script run by hand beside the
-    DAG) used to delete the first one's temporary as a killed writer's, and the first published a part of a
-    model. Now the second waits for the first's lock: the first finishes whole, then the second replaces it."""
+    """A second writer of the same model directory (``--nolock``, a script run by hand beside the DAG) neither
+    deletes the first one's temporary as a killed writer's nor lets the first publish a part of a model: it
+    waits for the first's lock, the first finishes whole, then the second replaces it."""
     from fgx.io import atomic_dir
 
     (tmp_path / "writer.py").write_text(WRITER)
@@ -555,7 +555,7 @@ def test_without_locks_a_writer_writes_and_deletes_no_temporary(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == [left.name, "m.parquet"]
 
 
-# ----------------------------------------------------------------------------- 7: the CI's SLURM directory
+# ----------------------------------------------------------------------------- the CI's SLURM directory
 CI_STUBS = {name: "exit 0" for name in ("apt-get", "mungekey", "runuser", "chown", "mknod", "ln", "slurmctld",
                                          "slurmd", "sacctmgr", "mysqladmin")}
 CI_STUBS.update({"id": 'if [ "$1" = -u ]; then echo 0; else command -p id "$@"; fi', "dpkg": "exit 0",
@@ -575,7 +575,7 @@ AS_ROOT = pytest.mark.skipif(os.getuid() != 0, reason="slurm-up.sh runs as root 
 
 @AS_ROOT
 def test_the_ci_cluster_lives_in_a_fresh_directory_of_its_own(tmp_path):
-    """Finding 7: .ci/slurm-up.sh (its package, munge and daemon commands stubbed) makes a new directory,
+    """.ci/slurm-up.sh (its package, munge and daemon commands stubbed) makes a new directory,
     writable by its user alone, and says where; slurm-down.sh trusts that directory."""
     proc = _slurm_up(tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -590,7 +590,7 @@ def test_the_ci_cluster_lives_in_a_fresh_directory_of_its_own(tmp_path):
 
 @AS_ROOT
 def test_the_ci_cluster_refuses_a_directory_it_did_not_make(tmp_path):
-    """Finding 7: a directory at the chosen path that someone else made (here: one anyone may write, and one
+    """A directory at the chosen path that someone else made (here: one anyone may write, and one
     without slurm-up.sh's mark) is refused before anything is written into it, and slurm-down.sh kills no
     PID written there."""
     planted = tmp_path / "fgx-slurm"

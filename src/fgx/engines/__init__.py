@@ -10,8 +10,8 @@ it (:func:`protocol_problems`), so an engine that lacks an operation is named, n
 
 Adding an engine: a module whose class implements :class:`Engine` (anywhere on the jobs' ``PYTHONPATH``:
 ``src/fgx/engines/<name>/`` or beside ``fgx`` in ``src/``) and one line in :data:`fgx.settings.ENGINES`;
-its ``env_file`` may be one that exists (``envs/torch.yaml``) or its own. Nothing in rules/ or plan/
-names an engine.
+its ``env_file`` may be one that exists (``envs/torch.yaml``) or its own. Nothing in rules/, plan/ or
+dag/ names an engine.
 """
 
 from __future__ import annotations

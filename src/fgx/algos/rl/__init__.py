@@ -12,8 +12,9 @@ An algorithm is a module ``fgx.algos.rl.<name>`` that defines
 
 The torch engine calls ``advantages`` and ``policy_loss`` (:mod:`fgx.engines.torch.rl`); the verl engine
 passes ``VERL_OVERRIDES`` (:func:`fgx.engines.verl.commands.ppo_overrides`), and reads them back to say
-which algorithm a verl command trains. Adding one is a module here and a line in :data:`ALGORITHMS`;
-tests/test_rl_algorithms.py holds every registered module to this shape and to both engines.
+which algorithm a verl command trains. Adding one is a module here and a line in :data:`ALGORITHMS`,
+then ``python -m fgx.knobs --write`` (the schema's ``rl.algorithm`` choices); tests/test_rl_algorithms.py
+holds every registered module to this shape and to both engines.
 
 This file imports no torch: :mod:`fgx.settings` declares config keys ``rl.algorithm`` and
 ``rl.loss_agg_mode`` from :data:`ALGORITHMS` and :data:`LOSS_AGG_MODES`.
