@@ -118,3 +118,13 @@ def test_the_table_says_where_each_model_stops(inputs):
 
     measured = check({"countdown_transfer": t})[0]["measured"]
     assert "Multi-Base + RL L1+2's 3-number answers: 100 % a left chain" in measured
+
+
+def test_the_finding_reads_a_table_without_the_best_model(inputs):
+    """A config that plans fewer Countdown RL runs (countdown.rl_runs: [level1], as the verl tier's) has no
+    Multi-Base + RL L1+2 row: the finding says "no" from the models it has, and names no tree shape."""
+    from fgx.tasks.countdown.findings import BEST, check
+
+    t = F.table(inputs, {"bootstrap": 50})
+    row = check({"countdown_transfer": t[t.model != BEST]})[0]
+    assert row["verdict"] == "no" and "3-number answers" not in row["measured"]

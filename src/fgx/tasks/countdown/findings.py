@@ -32,8 +32,10 @@ WORDS = {"no_answer": "no answer", "fewer_numbers": "fewer numbers than given",
 
 def _main_shape(rows) -> str | None:
     """The tree shape most of one model's answers have, with its share (None for a table without shapes)."""
+    if len(rows) != 1:  # the model is not in the table (a config that plans fewer Countdown RL runs)
+        return None
     shares = {shape: rows[f"{shape}_share"].iloc[0] for shape in SHAPES if f"{shape}_share" in rows}
-    if len(rows) != 1 or not shares:
+    if not shares:
         return None
     shape = max(shares, key=shares.get)
     return f"{100 * shares[shape]:.0f} % {WORDS[shape]}"
