@@ -271,3 +271,7 @@ def test_the_readme_table_shows_the_study_where_its_runs_are_published(evals, tm
     assert [r.split(" | ")[0].lstrip("| ") for r in rows] == [name for name, _ in F.README]
     assert all(r.split(" | ")[1] == "not run" == r.split(" | ")[3] and "**" in r.split(" | ")[2] for r in rows)
     assert "The arithmetic rows: the same seeds of `experiments/arithmetic.yaml`'s study" in after
+    assert "took" not in after, "no study time without a run record"
+    (study / "run.json").write_text(json.dumps({"wall_s": 2460, "machine": "a 2-core CPU", "commit": "abc1234"}))
+    timed = readme.results_block(results)
+    assert "its target from an empty results directory took 41 min in seed 1 (a 2-core CPU, commit abc1234)" in timed

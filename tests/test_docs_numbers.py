@@ -171,8 +171,9 @@ def test_the_readme_deviations_quote_both_configs():
 
 
 @pytest.mark.parametrize("text, pattern, keys", [
-    (README, r"among (\d+) samples at temperature T = (\d+) on each of (\d+) held-out test prompts per level",
-     ["evaluate.n", "evaluate.temperature", "data.test_per_level"]),
+    (README, r"among (\d+) samples \((\d+) on arithmetic\) at temperature T = (\d+) on each of (\d+) held-out "
+             r"test prompts per level",
+     ["evaluate.n", "arithmetic.evaluate.n", "evaluate.temperature", "data.test_per_level"]),
     (README, r"up to k = (\d+) at Levels (\d)–(\d) \((\d+) samples on (\d+) prompts per level, "
              r"`evaluate.many_samples`\) and up to k = (\d+) at Levels \d–(\d)\.",
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",

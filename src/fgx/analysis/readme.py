@@ -89,8 +89,22 @@ def results_block(results: Path = RESULTS) -> str:
                 f"last row ({where}).")
     for name, seeds in studies.items():
         note += (f" The {name} rows: the same seeds of `experiments/{name}.yaml`'s study "
-                 f"(`docs/results/{name}/seed{{{','.join(s.replace('seed', '') for s in seeds)}}}/run.json`).")
+                 f"(`docs/results/{name}/seed{{{','.join(s.replace('seed', '') for s in seeds)}}}/run.json`)"
+                 f"{_study_walls(results / name, seeds)}.")
     return note + "\n\n" + table + "\n"
+
+
+def _study_walls(study: Path, seeds: list[str]) -> str:
+    """", its target from an empty results directory took A / B / C min in seeds 0 / 1 / 2 (machine, commit)"
+    from the seeds' run.json, where each records one (``benchmarks/main_job.py --keep``); else nothing."""
+    runs = [(seed, _json(study / seed / "run.json")) for seed in seeds if (study / seed / "run.json").exists()]
+    runs = [(seed, run) for seed, run in runs if "wall_s" in run]
+    if not runs:
+        return ""
+    where = sorted({f"{run.get('machine', '–')}, commit {run.get('commit', '–')}" for _, run in runs})
+    return (f"; its target from an empty results directory took {' / '.join(_min(run['wall_s']) for _, run in runs)}"
+            f" min in seed{'s' if len(runs) > 1 else ''} {' / '.join(seed.replace('seed', '') for seed, _ in runs)}"
+            f" ({'; '.join(where)})")
 
 
 def family_studies(results: Path, seed: str) -> dict[str, dict]:
