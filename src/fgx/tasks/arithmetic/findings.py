@@ -68,6 +68,20 @@ def _difference(r) -> str:
     return f"{_pts(r['value'])} {_ci(r)} ({100 * r['a_value']:.1f} vs {100 * r['b_value']:.1f} %)"
 
 
+def _full_traces(tables: Mapping, fig: str, a: str, b: str, level: str) -> str:
+    """"full traces 12.5 vs 0.0 %": the share of each model's answers at ``level`` that write every step of
+    the chain right (the table's ``full_trace``), so a lead that no composing answer makes shows as one; ""
+    where the table has no such column."""
+    shares = [_rows(tables, fig, "pass@1", m).get(level, {}).get("full_trace") for m in (a, b)]
+    if any(v is None or v != v for v in shares):
+        return ""
+    return f"full traces {100 * shares[0]:.1f} vs {100 * shares[1]:.1f} %"
+
+
+def _add_traces(text: str, traces: str, sep: str) -> str:
+    return f"{text}{sep}{traces}" if traces else text
+
+
 def check(tables: Mapping) -> list[dict]:
     """One row per finding (fgx.tasks.family.Findings): finding, paper, measured, verdict, short."""
     out = []
@@ -88,16 +102,26 @@ def check(tables: Mapping) -> list[dict]:
     if "3" in c:
         r, own2, own1 = c["3"], _rows(tables, fig, "pass@1", RL2).get("3"), _rows(tables, fig, "pass@1", RL1).get("3")
         apart = own2 is not None and own1 is not None and own2["ci_low"] > own1["ci_high"]
-        add(1, _difference(r), "holds" if r["value"] >= HOLDS_LEAD and apart else "partly" if r["ci_low"] > 0 else "no")
+        traces = _full_traces(tables, fig, RL2, RL1, "3")
+        add(1, _add_traces(_difference(r), traces, "; "),
+            "holds" if r["value"] >= HOLDS_LEAD and apart else "partly" if r["ci_low"] > 0 else "no",
+            _add_traces(f"{_pts(r['value'])} {_ci(r)}", traces, ", "))
     else:
         add(1, "not run", "not run")
-    add(2, _difference(c["4"]), _resolved(c["4"])) if "4" in c else add(2, "not run", "not run")
+    if "4" in c:
+        traces = _full_traces(tables, fig, RL2, RL1, "4")
+        add(2, _add_traces(_difference(c["4"]), traces, "; "), _resolved(c["4"]),
+            _add_traces(f"{_pts(c['4']['value'])} {_ci(c['4'])}", traces, ", "))
+    else:
+        add(2, "not run", "not run")
     df = tables.get(fig)
     rft = sorted({b for b in (df["b"].dropna() if df is not None else []) if str(b).startswith("rft_arithmetic_iter")},
                  key=lambda m: int(m.rsplit("iter", 1)[1]))
     c = _rows(tables, fig, "difference", RL2, rft[-1]) if rft else {}
     if "3" in c:
-        add(3, f"{_pts(c['3']['value'])} {_ci(c['3'])} (RFT {100 * c['3']['b_value']:.1f} %)", _resolved(c["3"]))
+        traces, lead = _full_traces(tables, fig, RL2, rft[-1], "3"), f"{_pts(c['3']['value'])} {_ci(c['3'])}"
+        add(3, _add_traces(f"{lead} (RFT {100 * c['3']['b_value']:.1f} %)", traces, "; "), _resolved(c["3"]),
+            _add_traces(lead, traces, ", "))
     else:
         add(3, "not run", "not run")
     out.append(_transfer(tables))
