@@ -265,7 +265,7 @@ def test_the_readme_table_shows_the_study_where_its_runs_are_published(evals, tm
     for seed in readme.SEEDS:
         (results / seed).symlink_to(ROOT / "docs/results" / seed)
     before = readme.results_block(results)
-    assert "Arithmetic" not in before
+    assert "Arithmetic" not in before and "arithmetic study" not in readme.verdicts_block(results)
     assert ("Arithmetic" in readme.results_block()) == (ROOT / "docs/results/arithmetic").is_dir()
     cfg = load_config(OVERLAY)
     study = results / "arithmetic/seed1"
@@ -280,6 +280,10 @@ def test_the_readme_table_shows_the_study_where_its_runs_are_published(evals, tm
     assert all(r.split(" | ")[1] == "not run" == r.split(" | ")[3] and "**" in r.split(" | ")[2] for r in rows)
     assert "The arithmetic rows: the same seeds of `experiments/arithmetic.yaml`'s study" in after
     assert "took" not in after, "no study time without a run record"
+    verdicts = readme.verdicts_block(results)
+    got = [r["verdict"] for r in F.check(readme.family_studies(results, "seed1")["arithmetic"])]
+    counted = re.findall(r"holds in (\d) of 1", verdicts.split("arithmetic study's 1 seed")[1])
+    assert [int(c) for c in counted] == [v == "holds" for v in got]
     (study / "run.json").write_text(json.dumps({"wall_s": 2460, "machine": "a 2-core CPU", "commit": "abc1234"}))
     timed = readme.results_block(results)
     assert "its target from an empty results directory took 41 min in seed 1 (a 2-core CPU, commit abc1234)" in timed

@@ -6,7 +6,8 @@ Six blocks of README.md are written by this module and nowhere else:
   (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``); a
   task family whose study is an overlay of its own (``experiments/<family>.yaml``) gives its rows from that
   study's run of the same seed, where ``docs/results/<family>/<seed>`` publishes one;
-- ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, and the rows beyond them;
+- ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, and the rows beyond them; per
+  task family with a published study (``docs/results/<family>/<seed>``), in how many of its seeds each row holds;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
   and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
@@ -360,7 +361,33 @@ def verdicts_block(results: Path = RESULTS) -> str:
                  "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
                  "data does not")
     return (text + f". The two rows that take finding 2 further hold in {holds(DEEP_LEVELS_FINDING)} of {len(rows)} "
-            f"(Levels ≥ 5) and {holds(FULL_TRACE_FINDING)} of {len(rows)} (the full-trace test set).")
+            f"(Levels ≥ 5) and {holds(FULL_TRACE_FINDING)} of {len(rows)} (the full-trace test set)."
+            + "".join(_family_verdicts(results, name) for name in _published_studies(results)))
+
+
+def _published_studies(results: Path) -> list[str]:
+    """The task families whose study has a published seed under ``results/<family>/``."""
+    return [name for name in dict.fromkeys(name for seed in SEEDS for name in family_studies(results, seed))]
+
+
+def _family_verdicts(results: Path, name: str) -> str:
+    """" On <family> (k seeds of experiments/<family>.yaml's study): row a holds in x of k, ...": each README row
+    of the family's findings with the seeds where it holds (and where it holds partly)."""
+    from fgx.analysis.findings import family_check
+    from fgx.tasks.registry import family
+
+    runs = [family_studies(results, seed)[name] for seed in SEEDS if name in family_studies(results, seed)]
+    checked = [family_check(name)(tables) for tables in runs]
+    parts = []
+    for i, (row, _) in enumerate(family(name).findings.readme):
+        verdicts = [rows[i]["verdict"] for rows in checked]
+        label = re.sub(rf"^(\d+\.\s*)?{re.escape(name)}:?\s*", "", row.split(". ", 1)[-1], flags=re.I)
+        part = f"{label} holds in {verdicts.count('holds')} of {len(runs)}"
+        if verdicts.count("partly"):
+            part += f" (partly in {verdicts.count('partly')})"
+        parts.append(part)
+    return (f" On the {name} study's {len(runs)} seed{'s' if len(runs) > 1 else ''} (`experiments/{name}.yaml`): "
+            + "; ".join(parts) + ".")
 
 
 BLOCKS = {"results": results_block, "verdicts": verdicts_block, "level4": level4_block, "install": install_block,
