@@ -66,6 +66,25 @@ def test_one_stage1_model_carries_both_questions():
     assert M.models(cfg)[0].data[0][0].rollouts_of == "base"
 
 
+def test_stage1_chains_add_composed_train_operations_to_stage1_only():
+    """arithmetic.stage1_chain_problems: Level-2 chains of train operations with full traces, one more
+    problem set mixed into the arithmetic Stage 1 (as often as its atomic problems); none by default."""
+    cfg = load_config(OVERLAY)
+    assert cfg["arithmetic"]["stage1_chain_problems"] == 0 and "arithmetic_stage1_chains" not in S.splits(cfg)
+    cfg["arithmetic"]["stage1_chain_problems"] = 160
+    assert list(S.splits(cfg))[:2] == ["arithmetic_stage1", "arithmetic_stage1_chains"]
+    assert S.splits(cfg)["arithmetic_stage1_chains"].role == "train"
+    assert S.generate_args(cfg, "arithmetic_stage1_chains", 7, []).startswith(
+        "--stage 2 --split train --min-level 2 --max-level 2 --num 160 --seed 7")
+    stage1, *rft = M.models(cfg)
+    assert [(s.split, s.rollouts_of, r) for s, r in stage1.data] == [
+        ("stage1", "base", cfg["arithmetic"]["string_repeats"]), ("arithmetic_stage1", None, 1),
+        ("arithmetic_stage1_chains", None, 1)]
+    assert all("arithmetic_stage1_chains" not in (s.split for s, _ in m.data) for m in rft)
+    cfg["task"]["style"] = "paper"
+    assert M.models(cfg)[0].data[2][0].rollouts_of == "base"
+
+
 def test_the_family_is_registered_with_its_findings_and_figures():
     record = family("arithmetic")
     assert record.data_source_prefix == "arithmetic-chain" and record.checks_leakage

@@ -17,7 +17,7 @@ from typing import Mapping
 
 from fgx.tasks.family import RLLineage, SFTModel, Source
 
-from .splits import STAGE1, TRAIN, VAL, rft_chunk
+from .splits import STAGE1, STAGE1_CHAINS, TRAIN, VAL, rft_chunk
 
 STAGE1_MODEL = "arithmetic_stage1"
 RFT_MODEL = "rft_arithmetic_iter{i}"
@@ -28,15 +28,15 @@ def rft_model(i: int) -> str:
     return RFT_MODEL.format(i=i)
 
 
-def atomic_source(config: Mapping) -> Source:
+def atomic_source(config: Mapping, split: str = STAGE1) -> Source:
     """Where Stage 1's arithmetic examples come from. compact style (the tiny default): the reference
     traces themselves. The tiny base has never seen an operation and solves no problem, so rejection
     sampling from it would keep nothing: its atomic skills come from supervised data, as an LLM's come from
     pretraining (the Countdown Multi-Base's recipe). paper style (an LLM that can already do arithmetic):
     the base's correct answers, filtered as Stage 1's string rollouts are."""
     if config["task"]["style"] == "compact":
-        return Source(STAGE1)
-    return Source(STAGE1, rollouts_of="base")
+        return Source(split)
+    return Source(split, rollouts_of="base")
 
 
 def models(config: Mapping) -> list[SFTModel]:
@@ -46,7 +46,8 @@ def models(config: Mapping) -> list[SFTModel]:
     if not a["enabled"]:
         return []
     data = ((Source(STRING_STAGE1, rollouts_of="base"), a["string_repeats"]),
-            (atomic_source(config), a["stage1_repeats"]))
+            (atomic_source(config), a["stage1_repeats"]),
+            *([(atomic_source(config, STAGE1_CHAINS), a["stage1_repeats"])] if a["stage1_chain_problems"] else []))
     out = [SFTModel(STAGE1_MODEL, init="base", settings=("arithmetic", "sft"), data=tuple(d for d in data if d[1]))]
     for i in range(1, a["rft_chunks"] + 1):
         prev = STAGE1_MODEL if i == 1 else rft_model(i - 1)

@@ -18,6 +18,9 @@ class Arithmetic:
     stage1_problems: int = knob("Level-1 problems of all twelve operations with step traces: the atomic skills",
                                 ge=1)
     stage1_repeats: int = knob("times each of them appears in one epoch of the arithmetic Stage 1", ge=1)
+    stage1_chain_problems: int = knob("Level-2 chains of train operations with their full traces in the arithmetic "
+                                      "Stage 1 (0: none): a small exposure to composition, as an LLM's "
+                                      "pretraining gives one", ge=0)
     string_repeats: int = knob("times each Stage-1 string example appears there (the Multi-Base of the transfer)",
                                ge=0)
     sft: SFT = knob("the arithmetic Stage 1's fine-tuning of the base")

@@ -15,6 +15,7 @@ from fgx.tasks.family import Split
 
 PREFIX = "arithmetic_"
 STAGE1 = "arithmetic_stage1"      # Level 1, every operation: the atomic skills
+STAGE1_CHAINS = "arithmetic_stage1_chains"  # Level 2, train operations, full traces: exposure to composition
 TEST = "arithmetic_test"          # held-out operations, arithmetic.test_levels
 VAL = "arithmetic_val"            # the same levels, the other hash partition: what RL validates on
 TRAIN = "arithmetic_{run}"        # an RL run's train split: arithmetic_level1, arithmetic_level2, ...
@@ -37,7 +38,8 @@ def split_names(config: Mapping) -> list[str]:
     a = config["arithmetic"]
     if not a["enabled"]:
         return []
-    return [STAGE1, *(train_split(run) for run in a["rl_runs"]),
+    chains = [STAGE1_CHAINS] if a["stage1_chain_problems"] else []
+    return [STAGE1, *chains, *(train_split(run) for run in a["rl_runs"]),
             *(rft_chunk(i) for i in range(1, a["rft_chunks"] + 1)), TEST, VAL]
 
 
@@ -50,7 +52,7 @@ def splits(config: Mapping) -> dict[str, Split]:
     for name in split_names(config):
         if name in (TEST, VAL):
             out[name] = Split("eval", evaluate=EVALUATE)
-        elif name == STAGE1:
+        elif name in (STAGE1, STAGE1_CHAINS):
             out[name] = Split("train", rollout="stage1")
         else:
             out[name] = Split("train", rollout="rft_baseline" if _RFT_CHUNK.match(name) else None)
@@ -66,6 +68,9 @@ def split_spec(config: Mapping, split: str) -> dict:
     common = {"style": config["task"]["style"], "max_value": a["max_value"], "partition": "none"}
     if split == STAGE1:
         return {**common, "stage": 1, "split": "train", "min_level": 1, "max_level": 1, "num": a["stage1_problems"]}
+    if split == STAGE1_CHAINS:
+        return {**common, "stage": 2, "split": "train", "min_level": 2, "max_level": 2,
+                "num": a["stage1_chain_problems"]}
     if split in (TEST, VAL):
         lo, hi = a["test_levels"]
         per_level = a["test_per_level"] if split == TEST else a["val_per_level"]
