@@ -89,8 +89,8 @@ def table(default_text: str, paper_text: str) -> str:
     rows = differences(yaml.safe_load(default_text), yaml.safe_load(paper_text))
     lines = ["| key | `config.yaml` (tiny default) | `config.paper.yaml` (the paper) | `config.paper.yaml`'s note |",
              "|---|---|---|---|"]
-    lines += [f"| `{key}` | `{show_value(old)}` | `{show_value(new)}` | {notes.get(key, '').replace('|', chr(92) + '|')} |"
-              for key, old, new in rows]
+    cell = {key: notes.get(key, "").replace("|", "\\|") for key, _, _ in rows}  # a | would end the cell
+    lines += [f"| `{key}` | `{show_value(old)}` | `{show_value(new)}` | {cell[key]} |" for key, old, new in rows]
     return "\n".join(lines)
 
 

@@ -10,16 +10,20 @@ Six blocks of README.md are written by this module and nowhere else:
   task family with a published study (``docs/results/<family>/<seed>``), in how many of its seeds each row holds;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
-  and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
+  and the versions of the verl GPU environment (``envs/verl.yaml``);
 - ``timing``: the main job's wall time as a range over its timed runs, each with its machine and commit
-  (``docs/results/main-job-runs.json``; the untimed runs named as left out), on one GPU where a run had one,
+  (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, the machine shared with other work, is
+  named as left out; the pretraining range says over how many runs), on one GPU where a run had one,
   every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
   from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
   how many runs' figure tables were compared with ``docs/results/seed0``'s and whether they equal it;
-- ``tests``: how long the whole test suite takes as CI runs it (``docs/results/test-runs.json``);
+- ``tests``: how long the whole test suite takes as CI runs it, runs counted per machine
+  (``docs/results/test-runs.json``);
 - ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
   overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
-  with that overlay's main-job and ``rule all`` wall times (its seed 0's ``run.json``).
+  with that overlay's own main-job and ``rule all`` wall times (its seed 0's ``run.json``) and, where its runs'
+  commits are not the default seeds', a sentence saying they are other code (its times are set beside no
+  run of the default's).
 
     python -m fgx.analysis.readme            # check: exit 1 and say which block differs
     python -m fgx.analysis.readme --write    # rewrite the blocks from the result files
@@ -269,9 +273,9 @@ def timing_block(results: Path = RESULTS) -> str:
     main, every = _footprint(r), _footprint(r, "rule_all_")
     if main and every:
         text += (f"Memory and disk (`docs/results/main-job.json`, commit {r['commit']}; MiB: 2^20 bytes): the main "
-                 f"job's largest job, `{main[1]}`, peaks at {main[0]:,} MiB resident and the run writes {main[2]:,} MiB "
-                 f"under `results/`, `figures/` and `logs/`; every figure: {every[0]:,} MiB (`{every[1]}`) and "
-                 f"{every[2]:,} MiB. ")
+                 f"job's largest job, `{main[1]}`, peaks at {main[0]:,} MiB resident and the run writes "
+                 f"{main[2]:,} MiB under `results/`, `figures/` and `logs/`; every figure: {every[0]:,} MiB "
+                 f"(`{every[1]}`) and {every[2]:,} MiB. ")
     current = _json(results / SEEDS[0] / "run.json")["commit"]
     return text + _comparisons(runs, current)
 
@@ -293,7 +297,8 @@ def tests_block(results: Path = RESULTS) -> str:
     by_machine: dict[str, list[dict]] = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
-    where = "; ".join(f"{len(group)} on {machine} ({_distinct_commits(group)})" for machine, group in by_machine.items())
+    where = "; ".join(f"{len(group)} on {machine} ({_distinct_commits(group)})"
+                      for machine, group in by_machine.items())
     return (f"The tests take {_wall_range(runs)} min as CI runs them, install included: `bash .ci/run` installs with "
             "`FGX_EXTRAS=verl`, starts a localhost SLURM cluster, runs the command above and fails on any skipped test "
             f"but a CUDA one (`tests/skip_guard.py`); {_plural(len(runs), 'run')}: {where}. Without the verl extras "
@@ -351,8 +356,8 @@ def level4_block(results: Path = RESULTS) -> str:
             + f" and {_min(timed['rule_all_wall_s'])} min for every figure ({timed['machine']}).")
     if set(commits) & set(default_commits) != set(commits):
         at = ", ".join(f"seed {_numbers([seed])} at {commit}" for seed, commit in zip(seeds, commits))
-        text += (f" Its runs ({at}) come from other code than the default's seeds ({', '.join(default_commits)}), so its "
-                 "numbers are not the default code's.")
+        text += (f" Its runs ({at}) come from other code than the default's seeds ({', '.join(default_commits)}), "
+                 "so its numbers are not the default code's.")
     return text
 
 
