@@ -19,7 +19,7 @@ SFT, the first steps: the same batches (the torch engine's length-grouped order)
 :func:`fgx.engines.verl.commands.sft_overrides`, and through the torch engine's loss (``train``'s
 per-token mean over the batch), each with its own optimizer.
 
-    flock /tmp/fgx-heavy.lock python benchmarks/engine_parity.py [--precision fp32 bf16] [--algorithms grpo rloo]
+    flock ~/.fgx-bench.lock python benchmarks/engine_parity.py [--precision fp32 bf16] [--algorithms grpo rloo]
         [--controls] [--json out.json]
 
 verl's FSDP engine computes in bf16 unless ``mixed_precision`` says otherwise; fgx's CPU overrides set fp32

@@ -8,7 +8,7 @@ generation batch + one update per step. The first step of each
 is a warm-up and is not timed; each side's best step time is compared (the machine is shared, and
 noise only ever adds time). Last line: ``grpo_step_vs_trl: N.NNx`` (TRL s/step / fgx s/step).
 
-    flock /tmp/fgx-cpu.lock python benchmarks/grpo_step.py [--steps 3]
+    flock ~/.fgx-bench.lock python benchmarks/grpo_step.py [--steps 3]
 """
 
 from __future__ import annotations

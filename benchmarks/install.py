@@ -15,7 +15,7 @@ anything else the machine fetched) and the size of ``.venv``; MB are 10^6 bytes,
 (``docs/results/install.json``, which the README's install sentence is generated from). The seconds are mostly
 the download's, so they say as much about the network as about the machine. Run it alone on the machine::
 
-    nice -n 19 flock /tmp/fgx-heavy.lock python3 benchmarks/install.py --extras verl \\
+    nice -n 19 flock ~/.fgx-bench.lock python3 benchmarks/install.py --extras verl \\
         --record docs/results/install.json
     python3 benchmarks/install.py --torch-index https://download.pytorch.org/whl/cpu   # CPU-only torch
 

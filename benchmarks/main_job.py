@@ -6,7 +6,7 @@ model and cores, GPU if any), the command, one line per rule (jobs, summed job s
 longest job), the GPU's utilisation over the run where ``nvidia-smi`` is found (sampled every
 second: mean, share of samples at 0 % and at >= 90 %) and the DAG's wall time; then
 ``main_job_wall_s: N`` (and ``rule_all_wall_s: N`` with ``--then-all``), the largest job's resident
-memory (``peak_job_rss_mb``, Snakemake's max_rss) and the MB the run wrote (``disk_mb``). ``--keep``
+memory (``peak_job_rss_mb``, Snakemake's max_rss) and the MiB the run wrote (``disk_mb``). ``--keep``
 writes the same as ``run.json`` beside the run.
 
     python benchmarks/main_job.py                                   # figures/passk_level_curve.pdf
@@ -76,7 +76,8 @@ def rule_times(work: Path) -> dict[str, list[float]]:
 
 
 def peak_memory_mb(work: Path) -> dict[str, float]:
-    """The largest resident set (MB) of any job of each rule, from the benchmark files' max_rss."""
+    """The largest resident set (MiB: 2^20 bytes, as Snakemake counts) of any job of each rule, from the benchmark
+    files' max_rss."""
     peaks: dict[str, float] = {}
     for rule, row in job_records(work):
         try:
@@ -88,13 +89,13 @@ def peak_memory_mb(work: Path) -> dict[str, float]:
 
 
 def disk_mb(work: Path) -> float:
-    """MB the run wrote under results/, figures/ and logs/."""
+    """MiB (2^20 bytes) the run wrote under results/, figures/ and logs/."""
     return sum(f.stat().st_size for d in ("results", "figures", "logs") for f in (work / d).rglob("*")
                if f.is_file()) / 2**20
 
 
 def footprint(work: Path) -> dict:
-    """What the run so far needed: each rule's largest job resident set (MB) and the MB written."""
+    """What the run so far needed: each rule's largest job resident set and the MiB written."""
     return {"peak_rss_mb": {rule: round(mb) for rule, mb in peak_memory_mb(work).items()},
             "disk_mb": round(disk_mb(work))}
 

@@ -12,7 +12,7 @@ line: ``sampler_vs_hf_generate: N.NNx`` (the device's path).
 matmuls of that step alone, the floor no saving on other ops can go below, and prints the ratio to HF
 ``generate`` that fgx would reach if every other op cost nothing.
 
-    flock /tmp/fgx-cpu.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128] [--device cuda]
+    flock ~/.fgx-bench.lock python benchmarks/sampler.py [--batch 256] [--max-new-tokens 128] [--device cuda]
         [--static]
 """
 

@@ -6,7 +6,7 @@ once with one thread each, and prints the throughput of both layouts. The DAG's 
 (``compute.torch_threads: 1``, profiles/default) follows from the ratio: above 1, independent heavy
 jobs should run side by side, one thread each. Last line: ``side_by_side_vs_one_at_a_time: N.NNx``.
 
-    flock /tmp/fgx-cpu.lock python benchmarks/threads.py [--jobs 2] [--work train|sample|both]
+    flock ~/.fgx-bench.lock python benchmarks/threads.py [--jobs 2] [--work train|sample|both]
 """
 
 from __future__ import annotations

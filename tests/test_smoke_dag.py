@@ -109,7 +109,7 @@ def test_artifacts_are_inspectable(smoke_run):
     leakage = yaml.safe_load((smoke_run / "results/data/strings/leakage.json").read_text())
     assert leakage["ok"] and leakage["n_leaked_rows"] == 0
     findings = (smoke_run / "results/analysis/findings.md").read_text()
-    assert "| finding | paper (Llama-3.1-8B) | this run |" in findings and "| Stage-1 base |" in findings
+    assert "| finding | paper (Llama-3.1-8B-Instruct) | this run |" in findings and "| Stage-1 base |" in findings
     assert "| RL Level 2 − RL Level 1 | train functions | " in findings  # the function_transfer diagnostic
 
 

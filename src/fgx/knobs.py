@@ -165,7 +165,8 @@ def allowed(tp, k: Knob) -> str:
     return words + (" or null" if nullable else "")
 
 
-def _show(value) -> str:
+def show_value(value) -> str:
+    """A config value as config.yaml writes it (null, true, 1.0e-4, [1, 6], {k: v})."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -175,9 +176,9 @@ def _show(value) -> str:
     if isinstance(value, float):
         return f"{value:.1e}".replace("e-0", "e-") if 0 < abs(value) < 1e-2 else repr(value)
     if isinstance(value, list):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(show_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
@@ -189,7 +190,7 @@ def _rows(cls, config: dict, prefix: str = "") -> Iterator[tuple[str, str, str, 
             yield from _rows(inner, config[f.name], f"{key}.")
         else:
             doc = k.doc + (" *(machine)*" if k.machine else "")
-            yield key, allowed(tp, k), _show(config[f.name]), doc
+            yield key, allowed(tp, k), show_value(config[f.name]), doc
 
 
 def table(section: str, config: dict) -> str:
@@ -199,7 +200,7 @@ def table(section: str, config: dict) -> str:
         rows = list(_rows(tp, config[section]))
     else:
         k = knob_of(field)
-        rows = [(section, allowed(tp, k), _show(config[section]), k.doc)]
+        rows = [(section, allowed(tp, k), show_value(config[section]), k.doc)]
     lines = ["| key | allowed | default | what it is |", "|---|---|---|---|"]
     lines += [f"| `{key}` | {words} | `{default}` | {doc.replace('|', chr(92) + '|')} |"
               for key, words, default, doc in rows]

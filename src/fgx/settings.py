@@ -419,10 +419,11 @@ class Figures:
 
 @dataclass(frozen=True)
 class Compute:
-    """config ``compute``: how jobs use the machine, never what they compute."""
+    """config ``compute``: how jobs use the machine (a change reruns nothing; the thread count changes the weights
+    on some CPU kinds)."""
 
-    torch_threads: int = knob("threads per heavy torch job (Snakemake's threads:; profiles may set a rule's own)",
-                              ge=1)
+    torch_threads: int = knob("threads per heavy torch job (Snakemake's threads:; profiles may set a rule's own); "
+                              "on some CPU kinds (an Intel Xeon) the count changes the weights", ge=1)
     gpu_slots: int = knob("sequences the torch sampler decodes together on a GPU (its fixed-shape step's slots); "
                           "the samples do not depend on it", ge=1, machine=True)
     gpu_chunk_prompts: int = knob("prompts per resumable chunk of a torch sampling job on a GPU (128 on the CPU); "

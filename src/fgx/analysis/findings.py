@@ -13,9 +13,10 @@ per function. Verdicts:
   that is a lead of at least ``HOLDS_LEAD`` (15 points; the paper's is about 25) with the two models' own
   intervals apart, and at Level 4 on the prompts only a full trace solves a resolved lead of at least
   ``HOLDS_FULL_TRACE_LEAD`` (5 points; the paper's RL Level 2 solves about 15 %);
-- *partly*: the paper's direction, resolved (paired interval clear of zero) but smaller, or holding
-  at some levels and not at others;
-- *no*: not in the paper's direction, or not resolved.
+- *partly*: the paper's direction, short of *holds*: at Level 3 a resolved lead (paired interval clear of
+  zero) below 15 points or with the intervals overlapping; elsewhere a positive difference that is smaller
+  than *holds* asks or not resolved; or holding at some levels and not at others;
+- *no*: not in the paper's direction (at Level 3 also a lead that is not resolved).
 
 The curves of Fig. 2 (held-out accuracy during RL, ``rl_level_accuracy.csv``) are read the same way: under RL
 on Level 2, Level 2 and Level 3 rise from step 0 to the last step by at least ``FIG2_RISE`` (holds; the paired
@@ -53,6 +54,8 @@ HOLDS_FULL_TRACE_LEAD = 0.05  # "holds" on the full-trace Level-4 prompts: >= 5 
 FIG2_RISE = {2: 0.20, 3: 0.15}  # "holds" in Fig. 2: RL on Level 2 lifts held-out Level 2 (3) by >= 20 (15) points
 PASS1_MODELS = {"stage1": "Stage-1 base", "rl_level1": "RL Level 1", "rl_level2": "RL Level 2",
                 "rl_level1to2": "RL Level 1+2"}
+
+PAPER_MODEL = "Llama-3.1-8B-Instruct"  # the paper's model, as config.paper.yaml names it
 
 # The paper's pass@1 (%) at Levels 3 and 4 (arXiv 2509.25123, Figs. 2-3; read off the plots, so approximate):
 # RL on Level 1 stays at the Stage-1 base, RL on Level 2 (and on Level 1+2) reaches ~30 / ~15, iterative RFT
@@ -407,7 +410,7 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
 
 def findings_markdown(runs: Sequence[tuple[str, Mapping]], checker: Callable[[Mapping], list[dict]] = check) -> str:
     checked = [checker(t) for _, t in runs]
-    head = "| finding | paper (Llama-3.1-8B) | " + " | ".join(label for label, _ in runs) + " |"
+    head = f"| finding | paper ({PAPER_MODEL}) | " + " | ".join(label for label, _ in runs) + " |"
     lines = [head, "|---" * (len(runs) + 2) + "|"]
     for i, row in enumerate(checked[0]):
         cells = [f"**{c[i]['verdict']}**: {c[i]['measured']}" for c in checked]
@@ -484,7 +487,7 @@ def readme_markdown(runs: Sequence[tuple[str, Mapping]], infos: Sequence[Mapping
     where a run holds one of its findings' tables: a family whose study runs apart (an overlay of its own,
     ``docs/results/<family>/``) has none before its runs are published; the study's own rows always appear."""
     labels = [label for label, _ in runs]
-    lines = ["| | " + " | ".join(labels) + " | paper (Llama-3.1-8B) |", "|---" * (len(runs) + 2) + "|"]
+    lines = ["| | " + " | ".join(labels) + f" | paper ({PAPER_MODEL}) |", "|---" * (len(runs) + 2) + "|"]
     per_run = [pass_at_1(t).set_index(["model", "level"])["accuracy"] for _, t in runs]
     lv = " / ".join(map(str, levels))
     rft_names = [last_rft_iteration(p.index.get_level_values(0)) for p in per_run]

