@@ -108,7 +108,8 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     pretrain = [r for r in record["runs"] if r["wall_s"] is not None and r["pretrain_s"] is not None]
     assert (f"in the {len(pretrain)} runs that record it" in block) == (len(pretrain) < len(walls))
     untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None]
-    assert (f"The record times no run that shared its machine with other work, so {len(untimed)} runs (commits "
+    assert (f"The record leaves untimed a run that shared its machine with a test suite or other training (niced "
+            f"light tests beside it do not count), so {len(untimed)} runs (commits "
             f"{', '.join(untimed)}) are left out") in block  # def5678 among them: named, out of the range
     assert "No run on a GPU is recorded" in block and "--workflow-profile profiles/gpu" in block
 

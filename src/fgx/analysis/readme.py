@@ -255,7 +255,8 @@ def timing_block(results: Path = RESULTS) -> str:
                  + ("" if len(pre) == len(cpu) else f" in the {_plural(len(pre), 'run')} that record it"))
     if untimed:
         one = len(untimed) == 1
-        text += (f". The record times no run that shared its machine with other work, so {_plural(len(untimed), 'run')}"
+        text += (f". The record leaves untimed a run that shared its machine with a test suite or other training "
+                 f"(niced light tests beside it do not count), so {_plural(len(untimed), 'run')}"
                  f" (commit{'' if one else 's'} {_commits(untimed)}) {'is' if one else 'are'} left out")
     text += ". "
     if gpu:
