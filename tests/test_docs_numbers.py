@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fgx.config_diff import leaves, lookup
+
 ROOT = Path(__file__).resolve().parents[1]
 OVERLAYS = sorted((ROOT / "experiments").glob("*.yaml"))
 LOG = ROOT / "docs" / "research-log.md"
@@ -29,20 +31,6 @@ def comments(text):
 
 def measured_numbers(text):
     return [m.group(0) for line in comments(text) for m in MEASURED.finditer(line)]
-
-
-def leaves(tree, prefix=""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from leaves(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
-
-
-def lookup(tree, dotted):
-    for part in dotted.split("."):
-        tree = tree[part]
-    return tree
 
 
 def test_every_overlay_is_checked():

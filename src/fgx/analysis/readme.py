@@ -12,7 +12,7 @@ Six blocks of README.md are written by this module and nowhere else:
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
   and the versions of the verl GPU environment (``envs/verl.yaml``);
 - ``timing``: the main job's wall time as a range over its timed runs, each with its machine and commit
-  (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, the machine shared with other work, is
+  (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, beside a test suite or other training, is
   named as left out; the pretraining range says over how many runs), on one GPU where a run had one,
   every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
   from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
@@ -237,12 +237,12 @@ def _plural(n: int, word: str) -> str:
 
 def timing_block(results: Path = RESULTS) -> str:
     """The main job's wall time as a range over its timed runs (main-job-runs.json: each run's machine, commit,
-    seconds, or none where the machine was shared, and the seed 0 its figure table was compared with), on a CPU
-    and on one GPU; every figure's from scratch as a range over the published seeds' runs (their run.json); the
-    memory and disk of the benchmarked main job's record (main-job.json); and how many runs' figure tables equal
-    the published seed 0's."""
+    seconds, or none where a test suite or other training ran beside it, and the seed 0 its figure table was
+    compared with), on a CPU and on one GPU; every figure's from scratch as a range over the published seeds'
+    runs (their run.json); the memory and disk of the benchmarked main job's record (main-job.json); and how many
+    runs' figure tables equal the published seed 0's."""
     runs = _default_runs(results)
-    timed = [run for run in runs if run["wall_s"] is not None]  # a run on a machine shared with other work has no time
+    timed = [run for run in runs if run["wall_s"] is not None]  # none: a test suite or training ran beside it
     untimed = [run for run in runs if run["wall_s"] is None]
     cpu = [run for run in timed if "GPU" not in run["machine"]]
     gpu = [run for run in timed if "GPU" in run["machine"]]
@@ -382,21 +382,25 @@ def verdicts_block(results: Path = RESULTS) -> str:
                  "data does not")
     return (text + f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
             f"{len(rows)} seeds, and on the full-trace test set in {holds(FULL_TRACE_FINDING)} of {len(rows)}."
-            + "".join(_family_verdicts(results, name) for name in _published_studies(results)))
+            + "".join(_family_verdicts(name, runs) for name, runs in _published_studies(results).items()))
 
 
-def _published_studies(results: Path) -> list[str]:
-    """The task families whose study has a published seed under ``results/<family>/``."""
-    return [name for name in dict.fromkeys(name for seed in SEEDS for name in family_studies(results, seed))]
+def _published_studies(results: Path) -> dict[str, list[dict]]:
+    """{family: its figure tables of each published seed} of the task families whose study has a published seed
+    under ``results/<family>/``."""
+    studies: dict[str, list[dict]] = {}
+    for seed in SEEDS:
+        for name, tables in family_studies(results, seed).items():
+            studies.setdefault(name, []).append(tables)
+    return studies
 
 
-def _family_verdicts(results: Path, name: str) -> str:
+def _family_verdicts(name: str, runs: list[dict]) -> str:
     """" On <family> (k seeds of experiments/<family>.yaml's study): row a holds in x of k, ...": each README row
     of the family's findings with the seeds where it holds (and where it holds partly)."""
     from fgx.analysis.findings import family_check
     from fgx.tasks.registry import family
 
-    runs = [family_studies(results, seed)[name] for seed in SEEDS if name in family_studies(results, seed)]
     checked = [family_check(name)(tables) for tables in runs]
     parts = []
     for i, (row, _) in enumerate(family(name).findings.readme):
