@@ -107,11 +107,11 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     assert f"the range of the {len(walls)} runs that `docs/results/main-job-runs.json` times" in block
     pretrain = [r for r in record["runs"] if r["wall_s"] is not None and r["pretrain_s"] is not None]
     assert (f"in the {len(pretrain)} runs that record it" in block) == (len(pretrain) < len(walls))
-    untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None]
+    untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None and "stopped_after_s" not in r]
     assert (f"The record leaves untimed a run that shared its machine with a test suite or other training (niced "
             f"light tests beside it do not count), so {len(untimed)} runs (commits "
             f"{', '.join(untimed)}) are left out") in block  # def5678 among them: named, out of the range
-    assert "No run on a GPU is recorded" in block and "--workflow-profile profiles/gpu" in block
+    assert "On one GPU it takes" not in block and "--workflow-profile profiles/gpu" in block  # no complete GPU run
 
 
 def test_the_timing_block_says_over_how_many_runs_pretraining_ranges(tmp_path):
@@ -300,3 +300,25 @@ def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():
     assert len(diffs) == len(l2) == len(l1) == len(readme.SEEDS), (row, level4)
     for a, b, d in zip(l2, l1, diffs):
         assert abs((a - b) - d) <= 0.05 + 0.01, (a, b, d)
+
+
+def test_the_timing_block_says_a_stopped_gpu_run_was_stopped_and_times_nothing_with_it(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
+    run = {"date": "2026-12-05", "how": "the README's command", "pretrain_s": 700, "figure_table_equals_seed0": True,
+           "seed0_commit": "0ld5eed", "log": "some-entry"}
+    runs = [{**run, "machine": "a CPU, 2 cores", "commit": "aaa1111", "wall_s": 1200},
+            {**run, "machine": "a CPU, 2 cores", "commit": "bbb2222", "wall_s": None},  # shared: untimed
+            {**run, "machine": "one GPU X, 16 CPU cores", "commit": "9pu5678", "wall_s": None,
+             "stopped_after_s": 4321, "stopped_at": "RL step 3 of 160"}]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert ("No complete run on a GPU is recorded: one run (one GPU X, 16 CPU cores, commit 9pu5678) was stopped "
+            "after 4,321 s, at RL step 3 of 160 ([research log](docs/research-log.md#some-entry))") in block
+    assert "1 run (commit bbb2222) is left out" in block  # the stopped run is not among the untimed ones
+    assert "On one GPU it takes" not in block and "72 min" not in block
+    del runs[2]["stopped_after_s"]  # the same run unmarked: an untimed run, no GPU sentence about it
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    block = readme.timing_block(tmp_path)
+    assert "No run on a GPU is recorded" in block and "9pu5678" in block.split("No run on a GPU")[0]

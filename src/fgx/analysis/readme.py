@@ -13,7 +13,8 @@ Six blocks of README.md are written by this module and nowhere else:
   and the versions of the verl GPU environment (``envs/verl.yaml``);
 - ``timing``: the main job's wall time as a range over its timed runs, each with its machine and commit
   (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, beside a test suite or other training, is
-  named as left out; the pretraining range says over how many runs), on one GPU where a run had one,
+  named as left out; the pretraining range says over how many runs), on one GPU where a run had one (a run
+  stopped before its last job, with ``stopped_after_s`` and ``stopped_at``, is said as such and timed nowhere),
   every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
   from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
   how many runs' figure tables were compared with ``docs/results/seed0``'s and whether they equal it;
@@ -242,8 +243,9 @@ def timing_block(results: Path = RESULTS) -> str:
     runs (their run.json); the memory and disk of the benchmarked main job's record (main-job.json); and how many
     runs' figure tables equal the published seed 0's."""
     runs = _default_runs(results)
+    stopped = [run for run in runs if run.get("stopped_after_s") is not None]  # ended before its last job
     timed = [run for run in runs if run["wall_s"] is not None]  # none: a test suite or training ran beside it
-    untimed = [run for run in runs if run["wall_s"] is None]
+    untimed = [run for run in runs if run["wall_s"] is None and run not in stopped]
     cpu = [run for run in timed if "GPU" not in run["machine"]]
     gpu = [run for run in timed if "GPU" in run["machine"]]
     pre = sorted(run["pretrain_s"] for run in cpu if run.get("pretrain_s") is not None)
@@ -263,7 +265,15 @@ def timing_block(results: Path = RESULTS) -> str:
         text += (f"On one GPU it takes {_wall_range(gpu)} min ({_plural(len(gpu), 'run')}: "
                  f"{'; '.join(dict.fromkeys(run['machine'] for run in gpu))}, commits {_commits(gpu)}). ")
     else:
-        text += f"No run on a GPU is recorded: {GPU_TIMING}. "
+        partial = [run for run in stopped if "GPU" in run["machine"]]
+        if partial:
+            text += ("No complete run on a GPU is recorded: "
+                     + "; ".join(f"one run ({run['machine']}, commit {run['commit']}) was stopped after "
+                                 f"{run['stopped_after_s']:,} s, at {run['stopped_at']} "
+                                 f"([research log](docs/research-log.md#{run['log']}))" for run in partial)
+                     + f". {GPU_TIMING[0].upper()}{GPU_TIMING[1:]}. ")
+        else:
+            text += f"No run on a GPU is recorded: {GPU_TIMING}. "
     seeds = [r for r in _seed_runs(results) if "rule_all_wall_s" in r]
     if seeds:
         text += (f"Every figure from scratch (`rule all`, the main job included) takes "
