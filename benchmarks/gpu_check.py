@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -91,9 +92,7 @@ class Run:
 
 
 def unpack(pack: Path, dest: Path) -> Path:
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+    dest.mkdir()  # a new directory under this run's scratch: nothing of anyone else's is replaced
     with tarfile.open(pack) as tar:
         tar.extractall(dest, filter="data")
     return dest
@@ -144,10 +143,20 @@ def main(argv=None) -> int:
 
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    # the unpacked packages and the main jobs' directories: one scratch directory of this run's own
+    # (mkdtemp: new, 0700), removed at the end, so nothing another user or run left in /tmp is touched
+    scratch = Path(tempfile.mkdtemp(prefix="fgx-gpu-check-"))
+    try:
+        return check(args, out, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def check(args: argparse.Namespace, out: Path, scratch: Path) -> int:
     env = {**os.environ, "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}
     paths = [str(ROOT / "src")]
     if args.pack:
-        paths.insert(0, str(unpack(Path(args.pack), Path("/tmp/fgx-gpu-env"))))
+        paths.insert(0, str(unpack(Path(args.pack), scratch / "env")))
     env["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [os.environ.get("PYTHONPATH")])])
     run = Run(out, args.budget, env)
     (out / "summary.txt").write_text("")
@@ -161,13 +170,11 @@ def main(argv=None) -> int:
         run.step("nvidia_smi", ["nvidia-smi"], 30)
     run.step("pytest_gpu", [py, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-q", "-ra",
                             "tests/test_gpu.py"], 240)
-    work = Path("/tmp/fgx-gpu-main-job")
-    shutil.rmtree(work, ignore_errors=True)
-    job = [py, "benchmarks/main_job.py", "--keep", str(work)]
-    if args.commit:
-        job += ["--commit", args.commit]
+    work = scratch / "main_job"
+    options = ["--commit", args.commit] if args.commit else []
     if args.quick:
-        job += ["--configfile", ".test/config.yaml"]
+        options += ["--configfile", ".test/config.yaml"]
+    job = [py, "benchmarks/main_job.py", "--keep", str(work), *options]
     if run.step("main_job", job, 330 if not args.quick else 900) is not None and (work / "run.json").exists():
         main_job_outputs(run, work, args.quick)
     dev = "cpu" if args.quick else "cuda"
@@ -180,8 +187,8 @@ def main(argv=None) -> int:
         if not args.quick else ["--batch", "32", "--prompts", "64", "--max-new-tokens", "24", "--repeats", "1"]
     run.step("sampler_eval_shape", [py, "benchmarks/sampler.py", "--device", dev, "--static", *eval_shape], 180)
     # the main job again with profiles/gpu (model jobs share the GPU up to gpu_jobs at once), if time is left
-    shutil.rmtree(work, ignore_errors=True)
-    run.step("main_job_gpu_profile", [*job, "--workflow-profile", "profiles/gpu"], 330 if not args.quick else 900)
+    run.step("main_job_gpu_profile", [py, "benchmarks/main_job.py", "--keep", str(scratch / "main_job_gpu_profile"),
+                                      *options, "--workflow-profile", "profiles/gpu"], 330 if not args.quick else 900)
     run.note(f"done: {out}")
     return 0
 

@@ -7,8 +7,9 @@ pins (envs/requirements.txt) of snakemake, transformers, tokenizers, safetensors
 with their dependencies into one folder for the image's Python (``pip install --target`` run by that
 Python's version, 3.12 by default), removes every distribution the image has (the packages above and
 the dependencies they pull in) and pulp's solver binaries (Snakemake then schedules with its greedy
-scheduler), and packs the rest. ``benchmarks/gpu_check.py --pack FILE`` unpacks it to /tmp and puts it
-on PYTHONPATH, ahead of the image's own packages (so the pinned transformers wins over the image's).
+scheduler), and packs the rest. ``benchmarks/gpu_check.py --pack FILE`` unpacks it into a scratch
+directory of its own (``mkdtemp``, removed when it ends) and puts it on PYTHONPATH, ahead of the image's
+own packages (so the pinned transformers wins over the image's).
 
     .venv/bin/python benchmarks/pack_gpu_env.py [--python python3.12] [--out build/gpu-env/fgx-gpu-env.tar.xz]
 """
