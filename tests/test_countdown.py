@@ -69,7 +69,7 @@ def test_ground_truth_errors():
     assert score("<answer>4*6*1</answer>", {"target": 24, "numbers": [1, 4, 6]})["score"] == 1.0
 
 
-def test_generate_rows_and_cli(tmp_path):
+def test_generate_rows_and_cli(tmp_path, capsys):
     df = C.generate(numbers=3, num=4, seed=42)
     again = C.generate(numbers=3, num=4, seed=42)
     assert df.equals(again)
@@ -97,4 +97,6 @@ def test_generate_rows_and_cli(tmp_path):
     back = pd.read_parquet(out)
     assert len(back) == 3 and back.extra_info[0]["split"] == "train"
     assert back.data_source[0] == "reasoning-gym-countdown-depth2"
-    assert C.main(["generate", "--numbers", "1", "--num", "3", "--out", str(tmp_path / "bad.parquet")]) == 2
+    # a value the generator refuses: one line naming it, exit status 1 (as every fgx job), nothing written
+    assert C.main(["generate", "--numbers", "1", "--num", "3", "--out", str(tmp_path / "bad.parquet")]) == 1
+    assert "error: " in capsys.readouterr().err and not (tmp_path / "bad.parquet").exists()

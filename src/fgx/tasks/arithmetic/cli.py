@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import time
+
+from fgx.cli import write_problem_set
 
 from .chain import DEFAULT_MAX_VALUE
 from .generate import PARTITIONS, SPLITS, STYLES, generate
@@ -38,17 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from fgx.io import write_parquet
-
-    t0 = time.perf_counter()
-    try:
-        df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
-                      num=args.num, seed=args.seed, style=args.style, max_value=args.max_value,
-                      exclude=problems_of(args.exclude), partition=args.partition)
-    except ValueError as err:  # a bad argument (the generator names it), or an --exclude file (fgx.io.InputError)
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    write_parquet(df, args.out)
-    print(f"wrote {len(df)} problems (stage {args.stage}, split {args.split}, levels {args.min_level}-"
-          f"{args.max_level}, style {args.style}) to {args.out} in {time.perf_counter() - t0:.1f}s")
-    return 0
+    return write_problem_set(
+        lambda: generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
+                         num=args.num, seed=args.seed, style=args.style, max_value=args.max_value,
+                         exclude=problems_of(args.exclude), partition=args.partition),
+        args.out, f"problems (stage {args.stage}, split {args.split}, levels {args.min_level}-{args.max_level}, "
+                  f"style {args.style})")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from fgx.cli import write_problem_set
 
 from .generate import PARTITIONS, SPLITS, STYLES, generate
 from .trace import TRACES
@@ -33,15 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from fgx.io import write_parquet
-
-    try:
-        df = generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True,
-                      style=args.style, partition=args.partition, max_value=args.max_value, trace=args.trace)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    write_parquet(df, args.out)
-    print(f"wrote {len(df)} {args.style} countdown problems ({args.numbers} numbers, seed {args.seed}) "
-          f"to {args.out}")
-    return 0
+    return write_problem_set(
+        lambda: generate(numbers=args.numbers, num=args.num, seed=args.seed, split=args.split, progress=True,
+                         style=args.style, partition=args.partition, max_value=args.max_value, trace=args.trace),
+        args.out, f"{args.style} countdown problems ({args.numbers} numbers, seed {args.seed})")

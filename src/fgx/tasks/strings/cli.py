@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+
+from fgx.cli import write_problem_set
 
 from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
 from .keys import expressions_of
@@ -68,8 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from fgx.io import write_parquet
-
     if args.min_level > args.max_level:
         print(f"error: --min-level {args.min_level} is above --max-level {args.max_level}; "
               "swap them", file=sys.stderr)
@@ -77,19 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.num < 0:
         print(f"error: --num must be >= 0, got {args.num}", file=sys.stderr)
         return 2
-    t0 = time.perf_counter()
-    try:
-        exclude = expressions_of(args.exclude)
-        df = generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
-                      num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
-                      exclude=exclude, progress=True, grammar=args.grammar, partition=args.partition,
-                      inputs=args.inputs, first_step=args.first_step, first_step_unmarked=args.first_step_unmarked,
-                      level_shares=args.level_shares, full_trace_only=args.full_trace_only)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    write_parquet(df, args.out)
-    dt = time.perf_counter() - t0
-    print(f"wrote {len(df)} problems (stage {args.stage}, split {args.split}, levels "
-          f"{args.min_level}-{args.max_level}, style {args.style}) to {args.out} in {dt:.1f}s")
-    return 0
+    return write_problem_set(
+        lambda: generate(stage=args.stage, split=args.split, min_level=args.min_level, max_level=args.max_level,
+                         num=args.num, seed=args.seed, style=args.style, max_value_len=args.max_value_len,
+                         exclude=expressions_of(args.exclude), progress=True, grammar=args.grammar,
+                         partition=args.partition, inputs=args.inputs, first_step=args.first_step,
+                         first_step_unmarked=args.first_step_unmarked, level_shares=args.level_shares,
+                         full_trace_only=args.full_trace_only),
+        args.out, f"problems (stage {args.stage}, split {args.split}, levels {args.min_level}-{args.max_level}, "
+                  f"style {args.style})")
