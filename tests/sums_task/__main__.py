@@ -16,12 +16,12 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     import pandas as pd
 
-    from fgx.io import write_parquet
+    from fgx.cli import write_problem_set
 
     from . import rows
 
-    write_parquet(pd.DataFrame(rows(a.split, a.num, a.levels, a.seed)), a.out)
-    return 0
+    return write_problem_set(lambda: pd.DataFrame(rows(a.split, a.num, a.levels, a.seed)), a.out,
+                             f"sums problems ({a.split}, levels {a.levels[0]}-{a.levels[1]})")
 
 
 if __name__ == "__main__":
