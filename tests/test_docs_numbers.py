@@ -135,6 +135,8 @@ def same(quoted: str, value) -> bool:
     text = quoted.strip("`").replace(",", "")
     if isinstance(value, str):
         return text == value
+    if isinstance(value, list):  # a range of levels, "1–6"
+        return text == "–".join(str(v) for v in value)
     return float(text) == float(value)
 
 
@@ -144,7 +146,7 @@ def section(text, heading):
 
 
 # "<default's value> ... against <paper's value> (`key`": one deviation of the tiny default from the paper
-AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-]*)[^,;()`]*? against (?:the paper's )?(`\w+`|\d[\d,.e\-]*)[^,;()`]*?"
+AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's )?(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?"
                      r"\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
 
 
@@ -153,7 +155,9 @@ def test_the_readme_deviations_quote_both_configs():
     of every key that differs (test_paper_scale_lists_every_key_config_paper_yaml_changes)."""
     deviations = section(README, "## Deviations from the paper")
     found = {m[3]: (m[1], m[2]) for m in AGAINST.finditer(deviations)}
-    for key in ("rl.lr", "rl.reward", "rl.max_new_tokens", "rl.steps", "evaluate.n", "data.stage2_train_problems"):
+    for key in ("rl.lr", "rl.reward", "rl.max_new_tokens", "rl.steps", "evaluate.n", "data.stage2_train_problems",
+                "rl.group_size", "rl.max_generation_batches", "data.stage1_problems", "data.rft_chunks",
+                "data.rft_chunk_problems", "data.test_levels"):
         assert key in found, f"README's deviations name no '<default> against <paper> (`{key}`)'"
     anchor = "every-key-the-paper-scale-setup-changes"
     assert f"(docs/paper-scale.md#{anchor})" in deviations

@@ -70,12 +70,15 @@ def test_the_level4_block_gives_the_overlays_own_times_and_names_other_code(tmp_
         (seed / "run.json").write_text(json.dumps({**info, "commit": commit}))
     block = readme.level4_block(tmp_path)  # no main-job.json needed: the default's times are not quoted here
     assert "main-job.json" not in block and f"(commit {default})" not in block
-    assert (f"Its runs (seed 0 at 0ther01, seed 1 at 0ther02, seed 2 at 0ther03) come from other code than the "
-            f"default's seeds ({default}), so its numbers are not the default code's.") in block
+    assert (f"Its runs come from other commits (0ther01, 0ther02, 0ther03) than the default's seeds ({default}); "
+            f"`--configfile experiments/{readme.LEVEL4_OVERLAY}.yaml` reruns it with this checkout's code.") in block
     for seed in runs.glob("seed*"):
         info = json.loads((seed / "run.json").read_text())
         (seed / "run.json").write_text(json.dumps({**info, "commit": default}))
-    assert "other code" not in readme.level4_block(tmp_path)
+    assert "other commits" not in readme.level4_block(tmp_path)
+    overlay = readme.ROOT / "experiments" / f"{readme.LEVEL4_OVERLAY}.yaml"
+    assert "pretrain_step_unmarked: 0.3" in overlay.read_text()  # the block names each of the overlay's changes
+    assert "with 0.3 of the first-step problems unmarked (`config.yaml`: 0.1" in readme.level4_block(tmp_path)
 
 
 def _results_copy(tmp_path, *names):
@@ -108,9 +111,8 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     pretrain = [r for r in record["runs"] if r["wall_s"] is not None and r["pretrain_s"] is not None]
     assert (f"in the {len(pretrain)} runs that record it" in block) == (len(pretrain) < len(walls))
     untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None and "stopped_after_s" not in r]
-    assert (f"The record leaves untimed a run that shared its machine with a test suite or other training (niced "
-            f"light tests beside it do not count), so {len(untimed)} runs (commits "
-            f"{', '.join(untimed)}) are left out") in block  # def5678 among them: named, out of the range
+    assert (f"{len(untimed)} runs (commits {', '.join(untimed)}) shared their machine with a test suite or other "
+            "training and are not timed") in block  # def5678 among them: named, out of the range
     assert "On one GPU it takes" not in block and "--workflow-profile profiles/gpu" in block  # no complete GPU run
 
 
@@ -149,8 +151,8 @@ def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_p
     block = readme.timing_block(tmp_path)
     assert (f"The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s (commit {seed0}) byte for "
             "byte." in block)
-    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed-0 run at commit 0ld5eed "
-            "byte for byte." in block)
+    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed 0 published at commit "
+            "0ld5eed byte for byte." in block)
     assert "No recorded run is compared" not in block
     assert "repeat byte for byte across machines" not in block  # one comparison with the current seed 0 is no series
     runs.append({**run, "commit": "new4444", "seed0_commit": seed0})
@@ -251,16 +253,14 @@ def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
             {"commit": "ccc3333", "machine": "CI, 2 cores", "wall_s": None}]
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)
-    assert "take 32–42 min as CI runs them" in block
-    assert "2 runs: 2 on a CPU, 2 cores (commits aaa1111, bbb2222)." in block
-    assert "ccc3333" not in block
+    assert "take 32–42 min, install included" in block
+    assert "the range of 2 recorded runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores)." in block
+    assert "ccc3333" not in block  # untimed: not counted
     runs += [{"commit": "ddd4444", "machine": "CI, 2 cores", "wall_s": 2000}] * 2  # one commit, CI run twice
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)  # each machine with its own count: not read as 4 runs on the first
-    assert "4 runs: 2 on a CPU, 2 cores (commits aaa1111, bbb2222); 2 on CI, 2 cores (commit ddd4444)." in block
-    runs += [{"commit": "eee5555", "machine": "CI, 2 cores", "wall_s": 2000}]
-    (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
-    assert "3 on CI, 2 cores (commits ddd4444 twice, eee5555)." in readme.tests_block(tmp_path)
+    assert "the range of 4 recorded runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores; 2 on CI, 2 cores)." \
+        in block
 
 
 def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_path):
@@ -316,9 +316,24 @@ def test_the_timing_block_says_a_stopped_gpu_run_was_stopped_and_times_nothing_w
     block = readme.timing_block(tmp_path)
     assert ("No complete run on a GPU is recorded: one run (one GPU X, 16 CPU cores, commit 9pu5678) was stopped "
             "after 4,321 s, at RL step 3 of 160 ([research log](docs/research-log.md#some-entry))") in block
-    assert "1 run (commit bbb2222) is left out" in block  # the stopped run is not among the untimed ones
+    assert "1 run (commit bbb2222) shared its machine" in block  # the stopped run is not among the untimed ones
+    assert "the 1 run that `docs/results/main-job-runs.json` times (commit aaa1111)" in block
+    assert "The figure tables of 2 runs (commits aaa1111, bbb2222) equal" in block  # a stopped run has no table
     assert "On one GPU it takes" not in block and "72 min" not in block
     del runs[2]["stopped_after_s"]  # the same run unmarked: an untimed run, no GPU sentence about it
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
     assert "No run on a GPU is recorded" in block and "9pu5678" in block.split("No run on a GPU")[0]
+
+
+def test_the_level4_block_refuses_an_overlay_change_it_does_not_name(tmp_path, monkeypatch):
+    import shutil
+
+    root = tmp_path / "root"
+    (root / "experiments").mkdir(parents=True)
+    shutil.copy(readme.ROOT / "config.yaml", root)
+    overlay = (readme.ROOT / "experiments" / f"{readme.LEVEL4_OVERLAY}.yaml").read_text()
+    (root / "experiments" / f"{readme.LEVEL4_OVERLAY}.yaml").write_text(overlay + "rl:\n  lr: 2.0e-4\n")
+    monkeypatch.setattr(readme, "ROOT", root)
+    with pytest.raises(ValueError, match=r"changes .*'rl.lr'.*say the new keys"):
+        readme.level4_block(readme.RESULTS)

@@ -38,6 +38,7 @@ import re
 import sys
 from pathlib import Path
 
+from fgx.config_diff import leaves
 from fgx.plan.figures import FULL_TRACE_SET_PROMPTS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -202,7 +203,7 @@ def _comparisons(runs, current: str) -> str:
         equal = [run for run in group if run["figure_table_equals_seed0"]]
         differ = [run for run in group if not run["figure_table_equals_seed0"]]
         target = (f"`docs/results/seed0`'s (commit {seed0})" if seed0 == current
-                  else f"that of the seed-0 run at commit {seed0}")
+                  else f"that of the seed 0 published at commit {seed0}" + _replaced(runs, seed0))
         if equal:
             one = len(equal) == 1
             text = (f"The figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} {target} "
@@ -215,6 +216,12 @@ def _comparisons(runs, current: str) -> str:
             text += ": figure tables repeat byte for byte across machines of one kind"
         parts.append(text + ".")
     return " ".join(parts)
+
+
+def _replaced(runs, seed0: str) -> str:
+    """Why the seed 0 published at ``seed0`` was replaced, as its run's record says (``replaced``), in brackets."""
+    why = next((run.get("replaced") for run in runs if run["commit"] == seed0 and run.get("replaced")), None)
+    return f" (replaced since: {why})" if why else ""
 
 
 def _footprint(r: dict, prefix: str = "") -> tuple[int, str, int] | None:
@@ -250,16 +257,17 @@ def timing_block(results: Path = RESULTS) -> str:
     gpu = [run for run in timed if "GPU" in run["machine"]]
     pre = sorted(run["pretrain_s"] for run in cpu if run.get("pretrain_s") is not None)
     machines = " or ".join(dict.fromkeys(run["machine"] for run in cpu))
-    text = (f"The main job takes {_wall_range(cpu)} min on {machines}: the range of the {len(cpu)} runs that "
-            f"`docs/results/main-job-runs.json` times (commits {_commits(cpu)})")
+    text = (f"The main job takes {_wall_range(cpu)} min on {machines}: "
+            + ("the range of the " if len(cpu) > 1 else "the ") + f"{_plural(len(cpu), 'run')} that "
+            f"`docs/results/main-job-runs.json` times (commit{'s' if len(cpu) > 1 else ''} {_commits(cpu)})")
     if pre:
         text += (f"; pretraining took {pre[0]:,}–{pre[-1]:,} s of it"
                  + ("" if len(pre) == len(cpu) else f" in the {_plural(len(pre), 'run')} that record it"))
     if untimed:
         one = len(untimed) == 1
-        text += (f". The record leaves untimed a run that shared its machine with a test suite or other training "
-                 f"(niced light tests beside it do not count), so {_plural(len(untimed), 'run')}"
-                 f" (commit{'' if one else 's'} {_commits(untimed)}) {'is' if one else 'are'} left out")
+        text += (f". {_plural(len(untimed), 'run')} (commit{'' if one else 's'} {_commits(untimed)}) shared "
+                 f"{'its' if one else 'their'} machine with a test suite or other training and "
+                 f"{'is' if one else 'are'} not timed")
     text += ". "
     if gpu:
         text += (f"On one GPU it takes {_wall_range(gpu)} min ({_plural(len(gpu), 'run')}: "
@@ -288,18 +296,7 @@ def timing_block(results: Path = RESULTS) -> str:
                  f"{main[2]:,} MiB under `results/`, `figures/` and `logs/`; every figure: {every[0]:,} MiB "
                  f"(`{every[1]}`) and {every[2]:,} MiB. ")
     current = _json(results / SEEDS[0] / "run.json")["commit"]
-    return text + _comparisons(runs, current)
-
-
-def _distinct_commits(runs) -> str:
-    """"commit a" for runs of one commit; "commits a, b twice" where a commit ran more than once."""
-    counts: dict[str, int] = {}
-    for run in runs:
-        counts[run["commit"]] = counts.get(run["commit"], 0) + 1
-    if len(counts) == 1:
-        return f"commit {next(iter(counts))}"
-    times = {1: "", 2: " twice"}
-    return "commits " + ", ".join(commit + times.get(n, f" {n} times") for commit, n in counts.items())
+    return text + _comparisons([run for run in runs if run not in stopped], current)  # a stopped run has no table
 
 
 def tests_block(results: Path = RESULTS) -> str:
@@ -308,11 +305,11 @@ def tests_block(results: Path = RESULTS) -> str:
     by_machine: dict[str, list[dict]] = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
-    where = "; ".join(f"{len(group)} on {machine} ({_distinct_commits(group)})"
-                      for machine, group in by_machine.items())
-    return (f"The tests take {_wall_range(runs)} min as CI runs them, install included: `bash .ci/run` installs with "
-            "`FGX_EXTRAS=verl`, starts a localhost SLURM cluster, runs the command above and fails on any skipped test "
-            f"but a CUDA one (`tests/skip_guard.py`); {_plural(len(runs), 'run')}: {where}. Without the verl extras "
+    where = "; ".join(f"{len(group)} on {machine}" for machine, group in by_machine.items())
+    return (f"The tests take {_wall_range(runs)} min, install included, as `bash .ci/run` runs them on a clean clone: "
+            "it installs with `FGX_EXTRAS=verl`, starts a localhost SLURM cluster, runs the command above and fails "
+            "if any test except a CUDA one is skipped (`tests/skip_guard.py`); the range of "
+            f"{_plural(len(runs), 'recorded run')} (`docs/results/test-runs.json`: {where}). Without the verl extras "
             "the verl tests skip, without `SLURM_CONF` the SLURM tests, and without CUDA the `gpu`-marked tests "
             "(`tests/test_gpu.py`); no run of that shorter suite is recorded.")
 
@@ -342,8 +339,14 @@ def level4_block(results: Path = RESULTS) -> str:
         rows = check(load_run(overlay_dir / seed))
         leads.append(next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)["measured"].split(" (")[0])
         holding += core_findings_hold(rows)
-    overlay = yaml.safe_load((ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml").read_text())
+    overlay_path = ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml"
+    overlay = yaml.safe_load(overlay_path.read_text())
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    said = {"base.train.steps", "data.pretrain_prior_levels", "data.pretrain_step_unmarked"}
+    if {key for key, _ in leaves(overlay)} != said:  # the sentence below names every change the overlay makes
+        raise ValueError(f"{overlay_path}: the README's Level-4 block says what the overlay changes ({sorted(said)}); "
+                         f"it changes {sorted(key for key, _ in leaves(overlay))}: say the new keys in "
+                         "fgx.analysis.readme.level4_block")
     timed = _json(overlay_dir / seeds[0] / "run.json")
     if "rule_all_wall_s" not in timed:
         raise ValueError(f"{overlay_dir / seeds[0] / 'run.json'}: no rule_all_wall_s; publish a run timed with "
@@ -359,16 +362,18 @@ def level4_block(results: Path = RESULTS) -> str:
             f"*nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
             f"methods: the stand-in for an LLM's skill at nested code) up to "
             f"{overlay['data']['pretrain_prior_levels'][1]} calls deep (`config.yaml`: "
-            f"{config['data']['pretrain_prior_levels'][1]}; `data.pretrain_prior_levels`). On the full-trace prompts "
+            f"{config['data']['pretrain_prior_levels'][1]}; `data.pretrain_prior_levels`), with "
+            f"{overlay['data']['pretrain_step_unmarked']:g} of the first-step problems unmarked (`config.yaml`: "
+            f"{config['data']['pretrain_step_unmarked']:g}; `data.pretrain_step_unmarked`). On the full-trace prompts "
             f"its RL Level 2 leads RL Level 1 by {' / '.join(leads)} points in seeds {_numbers(seeds)}, and findings "
             f"1–3 hold in {holding} of {len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})). Its "
             f"seed-{_numbers(seeds[:1])} run took {_min(timed['wall_s'])} min for the main job"
             + (f" ({pretraining:,} s of it pretraining)" if pretraining is not None else "")
             + f" and {_min(timed['rule_all_wall_s'])} min for every figure ({timed['machine']}).")
     if set(commits) & set(default_commits) != set(commits):
-        at = ", ".join(f"seed {_numbers([seed])} at {commit}" for seed, commit in zip(seeds, commits))
-        text += (f" Its runs ({at}) come from other code than the default's seeds ({', '.join(default_commits)}), "
-                 "so its numbers are not the default code's.")
+        text += (f" Its runs come from other commits ({', '.join(dict.fromkeys(commits))}) "
+                 f"than the default's seeds ({', '.join(default_commits)}); `--configfile experiments/"
+                 f"{LEVEL4_OVERLAY}.yaml` reruns it with this checkout's code.")
     return text
 
 
