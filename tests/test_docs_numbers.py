@@ -190,14 +190,14 @@ def test_the_readme_quotes_config_yaml(text, pattern, keys):
 @pytest.mark.parametrize("text, pattern, keys", [
     (README, r"Llama-3\.1-8B-Instruct, (\d+) steps of GRPO, the paper's RL algorithm, pass@k from ([\d,]+) samples",
      ["rl.steps", "evaluate.n"]),
-    (PAPER_SCALE, r"over levels (\d)–(\d), Stage-1 rollouts (\d+) × T=([\d.]+) × (\d+) tokens, "
-                  r"RFT (\d+) epochs at lr ([\de\-]+) and batch (\d+)",
+    (PAPER_SCALE, r"over levels (\d)–(\d); - Stage 1: rollouts of (\d+) samples at T = ([\d.]+), up to (\d+) tokens; "
+                  r"RFT for (\d+) epochs at lr ([\de\-]+), batch (\d+)",
      ["data.test_levels.0", "data.test_levels.1", "stage1.rollout.n", "stage1.rollout.temperature",
       "stage1.rollout.max_new_tokens", "stage1.sft.epochs", "stage1.sft.lr", "stage1.sft.batch_size"]),
     (PAPER_SCALE, r"(\d+) prompts × (\d+) rollouts \(one on-policy update per step\), lr ([\de\-]+),",
      ["rl.batch_size", "rl.group_size", "rl.lr"]),
-    (PAPER_SCALE, r"at most (\d+) generation batches of (\d+) prompts per step, overlong penalty, (\d+) steps, "
-                  r"iterative RFT (\d+) × (\d+) Level-2 problems × (\d+) samples, pass@k from (\d+) samples",
+    (PAPER_SCALE, r"at most (\d+) generation batches of (\d+) prompts per step, an overlong penalty, (\d+) steps; "
+                  r"- iterative RFT: (\d+) × (\d+) Level-2 problems × (\d+) samples; pass@k from (\d+) samples",
      ["rl.max_generation_batches", "rl.batch_size", "rl.steps", "data.rft_chunks", "data.rft_chunk_problems",
       "rft_baseline.rollout.n", "evaluate.n"]),
 ])
