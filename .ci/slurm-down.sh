@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stop the SLURM daemons .ci/slurm-up.sh started, by the PIDs in their PID files, and wait until
-# they are gone. munged and mariadb are left running (shared services, cheap to keep).
+# they are gone. munged and mariadb are left running (shared services, cheap to keep; slurm-up.sh starts them
+# holding none of its caller's descriptors).
 # The cluster's directory: BASE, else the one SLURM_CONF lies in (BASE/etc/slurm.conf); only a directory
 # slurm-up.sh made (.ci/slurm-base.sh: root's, writable by root alone, marked) is trusted with PIDs to kill.
 . "$(dirname "$0")/slurm-base.sh"

@@ -49,6 +49,14 @@ mkdir -p "$BASE"/{etc,state,spool,log,run,dev}
 CPUS=$(nproc)
 MEM=$(( $(awk '/MemTotal/{print int($2/1024)}' /proc/meminfo) - 2048 ))
 
+# munged and mariadb outlive this script (slurm-down.sh leaves them running): detached starts one in the
+# background holding none of this script's descriptors, so a caller that waits for a pipe or a lock it
+# handed down to close does not wait for the daemon.
+detached() {
+  ( for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+    exec "$@" </dev/null >/dev/null 2>&1 ) &
+}
+
 # 1) munge
 [ -s /etc/munge/munge.key ] || mungekey --create --keyfile=/etc/munge/munge.key 2>/dev/null \
   || dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none
@@ -56,7 +64,7 @@ chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
 mkdir -p /run/munge /var/log/munge /var/lib/munge
 chown munge:munge /run/munge /var/log/munge /var/lib/munge
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-  runuser -u munge -- /usr/sbin/munged --force
+  detached runuser -u munge -- /usr/sbin/munged --force
   for _ in $(seq 40); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.25; done
 fi
 munge -n | unmunge >/dev/null
@@ -65,7 +73,7 @@ munge -n | unmunge >/dev/null
 if [ "$WITH_DBD" = 1 ]; then
   if ! mysqladmin ping >/dev/null 2>&1; then
     mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
-    (mysqld_safe --user=mysql >/dev/null 2>&1 &)
+    detached mysqld_safe --user=mysql
     for _ in $(seq 60); do mysqladmin ping >/dev/null 2>&1 && break; sleep 0.5; done
   fi
   mysql -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db; CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'fgxslurm'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
