@@ -11,7 +11,6 @@ import json
 import logging
 import shlex
 import sys
-import time
 from pathlib import Path
 
 
@@ -119,21 +118,6 @@ def run(call) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0
-
-
-def write_problem_set(make, out: str, what: str) -> int:
-    """A task family's ``generate`` command: ``make()`` builds the problem set (a DataFrame in verl's schema), it
-    is written atomically to ``out`` and one line says how many problems, ``what`` they are and the seconds; a
-    bad argument or ``--exclude`` file ends it as :func:`run` does (one line, exit status 1, nothing written)."""
-    def go():
-        from fgx.io import write_parquet
-
-        start = time.perf_counter()
-        df = make()
-        write_parquet(df, out)
-        print(f"wrote {len(df)} {what} to {out} in {time.perf_counter() - start:.1f}s")
-
-    return run(go)
 
 
 def run_job(call, settings: dict) -> int:

@@ -16,7 +16,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     import pandas as pd
 
-    from fgx.cli import write_problem_set
+    from fgx.tasks.generate_cli import write_problem_set
 
     from . import rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from fgx.cli import write_problem_set
+from fgx.tasks.generate_cli import write_problem_set
 
 from .chain import DEFAULT_MAX_VALUE
 from .generate import PARTITIONS, SPLITS, STYLES, generate

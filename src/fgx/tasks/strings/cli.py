@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fgx.cli import write_problem_set
+from fgx.tasks.generate_cli import write_problem_set
 
 from .generate import GRAMMARS, INPUTS, PARTITIONS, SPLITS, STYLES, generate
 from .keys import expressions_of
