@@ -146,7 +146,7 @@ def section(text, heading):
 
 
 # "<default's value> ... against <paper's value> (`key`": one deviation of the tiny default from the paper
-AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's )?(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?"
+AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's |an assumed )?(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?"
                      r"\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
 
 

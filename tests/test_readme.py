@@ -72,6 +72,9 @@ def test_the_level4_block_gives_the_overlays_own_times_and_names_other_code(tmp_
     assert "main-job.json" not in block and f"(commit {default})" not in block
     assert (f"Its runs come from other commits (0ther01, 0ther02, 0ther03) than the default's seeds ({default}); "
             f"`--configfile experiments/{readme.LEVEL4_OVERLAY}.yaml` reruns it with this checkout's code.") in block
+    seed1 = runs / "seed1" / "run.json"
+    seed1.write_text(json.dumps({**json.loads(seed1.read_text()), "commit": "0ther01 (with local changes)"}))
+    assert "other commits (0ther01, 0ther03; seed 1 with local changes)" in readme.level4_block(tmp_path)
     for seed in runs.glob("seed*"):
         info = json.loads((seed / "run.json").read_text())
         (seed / "run.json").write_text(json.dumps({**info, "commit": default}))
@@ -109,7 +112,7 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     assert "abc1234" in block and "9,000 s" in block
     assert f"the range of the {len(walls)} runs that `docs/results/main-job-runs.json` times" in block
     pretrain = [r for r in record["runs"] if r["wall_s"] is not None and r["pretrain_s"] is not None]
-    assert (f"in the {len(pretrain)} runs that record it" in block) == (len(pretrain) < len(walls))
+    assert (f"in the {len(pretrain)} of these runs that record it" in block) == (len(pretrain) < len(walls))
     untimed = [r["commit"] for r in record["runs"] if r["wall_s"] is None and "stopped_after_s" not in r]
     assert (f"{len(untimed)} runs (commits {', '.join(untimed)}) shared their machine with a test suite or other "
             "training and are not timed") in block  # def5678 among them: named, out of the range
@@ -131,7 +134,7 @@ def test_the_timing_block_says_over_how_many_runs_pretraining_ranges(tmp_path):
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
     assert "the range of the 3 runs" in block
-    assert "pretraining took 700–800 s of it in the 2 runs that record it" in block
+    assert "pretraining took 700–800 s of it in the 2 of these runs that record it" in block
     assert "left out" not in block
 
 
@@ -149,17 +152,17 @@ def test_the_timing_block_counts_only_comparisons_with_the_published_seed0(tmp_p
             {**run, "commit": "new3333", "seed0_commit": seed0}]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
-    assert (f"The figure table of 1 run (commit new3333) equals `docs/results/seed0`'s (commit {seed0}) byte for "
-            "byte." in block)
-    assert ("The figure tables of 2 runs (commits old1111, old2222) equal that of the seed 0 published at commit "
-            "0ld5eed byte for byte." in block)
+    assert (f"Byte for byte, the figure table of 1 run (commit new3333) equals `docs/results/seed0`'s (commit "
+            f"{seed0})." in block)
+    assert ("Byte for byte, the figure tables of 2 runs (commits old1111, old2222) equal that of the seed 0 "
+            "published at commit 0ld5eed." in block)
     assert "No recorded run is compared" not in block
     assert "repeat byte for byte across machines" not in block  # one comparison with the current seed 0 is no series
     runs.append({**run, "commit": "new4444", "seed0_commit": seed0})
     runs.append({**run, "commit": "bad5555", "seed0_commit": seed0, "figure_table_equals_seed0": False})
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.timing_block(tmp_path)
-    assert (f"2 runs (commits new3333, new4444) equal `docs/results/seed0`'s (commit {seed0}) byte for byte; that of "
+    assert (f"2 runs (commits new3333, new4444) equal `docs/results/seed0`'s (commit {seed0}); that of "
             "1 run (commit bad5555) differs.") in block
     only_old = [r for r in runs if r["seed0_commit"] != seed0]
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": only_old}))
@@ -318,7 +321,7 @@ def test_the_timing_block_says_a_stopped_gpu_run_was_stopped_and_times_nothing_w
             "after 4,321 s, at RL step 3 of 160 ([research log](docs/research-log.md#some-entry))") in block
     assert "1 run (commit bbb2222) shared its machine" in block  # the stopped run is not among the untimed ones
     assert "the 1 run that `docs/results/main-job-runs.json` times (commit aaa1111)" in block
-    assert "The figure tables of 2 runs (commits aaa1111, bbb2222) equal" in block  # a stopped run has no table
+    assert "the figure tables of 2 runs (commits aaa1111, bbb2222) equal" in block  # a stopped run has no table
     assert "On one GPU it takes" not in block and "72 min" not in block
     del runs[2]["stopped_after_s"]  # the same run unmarked: an untimed run, no GPU sentence about it
     (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))

@@ -206,8 +206,8 @@ def _comparisons(runs, current: str) -> str:
                   else f"that of the seed 0 published at commit {seed0}" + _replaced(runs, seed0))
         if equal:
             one = len(equal) == 1
-            text = (f"The figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} {target} "
-                    "byte for byte")
+            text = (f"Byte for byte, the figure table{'' if one else 's'} of {_runs(equal)} equal{'s' if one else ''} "
+                    f"{target}")
         else:
             text = f"No run's figure table equals {target}"
         if differ:
@@ -262,7 +262,7 @@ def timing_block(results: Path = RESULTS) -> str:
             f"`docs/results/main-job-runs.json` times (commit{'s' if len(cpu) > 1 else ''} {_commits(cpu)})")
     if pre:
         text += (f"; pretraining took {pre[0]:,}–{pre[-1]:,} s of it"
-                 + ("" if len(pre) == len(cpu) else f" in the {_plural(len(pre), 'run')} that record it"))
+                 + ("" if len(pre) == len(cpu) else f" in the {len(pre)} of these runs that record it"))
     if untimed:
         one = len(untimed) == 1
         text += (f". {_plural(len(untimed), 'run')} (commit{'' if one else 's'} {_commits(untimed)}) shared "
@@ -371,7 +371,11 @@ def level4_block(results: Path = RESULTS) -> str:
             + (f" ({pretraining:,} s of it pretraining)" if pretraining is not None else "")
             + f" and {_min(timed['rule_all_wall_s'])} min for every figure ({timed['machine']}).")
     if set(commits) & set(default_commits) != set(commits):
-        text += (f" Its runs come from other commits ({', '.join(dict.fromkeys(commits))}) "
+        local = [seed for seed, commit in zip(seeds, commits) if commit.endswith("(with local changes)")]
+        named = ", ".join(dict.fromkeys(commit.split(" (")[0] for commit in commits))
+        if local:
+            named += f"; seed {_numbers(local)} with local changes"
+        text += (f" Its runs come from other commits ({named}) "
                  f"than the default's seeds ({', '.join(default_commits)}); `--configfile experiments/"
                  f"{LEVEL4_OVERLAY}.yaml` reruns it with this checkout's code.")
     return text
