@@ -146,8 +146,8 @@ def section(text, heading):
 
 
 # "<default's value> ... against <paper's value> (`key`": one deviation of the tiny default from the paper
-AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's |an assumed )?(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?"
-                     r"\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
+AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's |an assumed )?"
+                     r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
 
 
 def test_the_readme_deviations_quote_both_configs():
