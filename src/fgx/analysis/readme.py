@@ -343,10 +343,10 @@ def level4_block(results: Path = RESULTS) -> str:
     overlay = yaml.safe_load(overlay_path.read_text())
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     said = {"base.train.steps", "data.pretrain_prior_levels", "data.pretrain_step_unmarked"}
-    if {key for key, _ in leaves(overlay)} != said:  # the sentence below names every change the overlay makes
+    changed = {key for key, _ in leaves(overlay)}
+    if changed != said:  # the sentence below names every change the overlay makes
         raise ValueError(f"{overlay_path}: the README's Level-4 block says what the overlay changes ({sorted(said)}); "
-                         f"it changes {sorted(key for key, _ in leaves(overlay))}: say the new keys in "
-                         "fgx.analysis.readme.level4_block")
+                         f"it changes {sorted(changed)}: say the new keys in fgx.analysis.readme.level4_block")
     timed = _json(overlay_dir / seeds[0] / "run.json")
     if "rule_all_wall_s" not in timed:
         raise ValueError(f"{overlay_dir / seeds[0] / 'run.json'}: no rule_all_wall_s; publish a run timed with "
