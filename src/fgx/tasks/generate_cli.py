@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # the family's make() builds the frame; this module only passes it on
+    import pandas as pd
 
 
 def write_problem_set(make: Callable[[], pd.DataFrame], out: str, what: str) -> int:
