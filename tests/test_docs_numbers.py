@@ -175,7 +175,7 @@ def test_the_readme_deviations_quote_both_configs():
              r"`evaluate.many_samples`\) and up to k = (\d+) at Levels \d–(\d)\.",
      ["evaluate.many_samples.n", "evaluate.many_samples.levels.0", "evaluate.many_samples.levels.1",
       "evaluate.many_samples.n", "evaluate.many_samples.prompts_per_level", "evaluate.n", "data.test_levels.1"]),
-    (README, r"capped at (\d+) characters along the way \(`task.max_value_len`\)", ["task.max_value_len"]),
+    (README, r"capped at (\d+) characters \(`task.max_value_len`\)", ["task.max_value_len"]),
     (README, r"A (tenth) of them have no mark \(`data.pretrain_step_unmarked`\)", ["data.pretrain_step_unmarked"]),
 ])
 def test_the_readme_quotes_config_yaml(text, pattern, keys):

@@ -101,9 +101,10 @@ def test_the_timing_block_is_a_range_over_every_recorded_run(tmp_path):
     assert len(record["runs"]) >= 2 and all(r["machine"] and r["commit"] for r in record["runs"])
     assert sum(r["wall_s"] is not None for r in record["runs"]) >= 2
     seed0 = json.loads((tmp_path / "seed0" / "run.json").read_text())["commit"]
-    record["runs"].append({**record["runs"][0], "commit": "abc1234", "wall_s": 3 * 3600, "pretrain_s": 9000,
-                           "figure_table_equals_seed0": True, "seed0_commit": seed0})
-    record["runs"].append({**record["runs"][0], "commit": "def5678", "wall_s": None, "pretrain_s": None,
+    record["runs"].append({**record["runs"][0], "date": "2099-01-01", "commit": "abc1234", "wall_s": 3 * 3600,
+                           "pretrain_s": 9000, "figure_table_equals_seed0": True, "seed0_commit": seed0})
+    record["runs"].append({**record["runs"][0], "date": "2099-01-02", "commit": "def5678", "wall_s": None,
+                           "pretrain_s": None,
                            "figure_table_equals_seed0": True, "seed0_commit": seed0})  # a shared machine: untimed
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     block = readme.timing_block(tmp_path)
@@ -264,6 +265,13 @@ def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
     block = readme.tests_block(tmp_path)  # each machine with its own count: not read as 4 runs on the first
     assert "the range of 4 recorded runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores; 2 on CI, 2 cores)." \
         in block
+    assert "no run of that shorter suite is recorded." in block
+    quick = {"commit": "eee5555", "machine": "a CPU, 2 cores", "passed": 1008, "skipped": 47}
+    quick_runs = [{**quick, "wall_s": 1207}, {**quick, "commit": "fff6666", "wall_s": None}]
+    (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs, "quick_start_runs": quick_runs}))
+    block = readme.tests_block(tmp_path)  # the README's own test command: timed runs only
+    assert ("that shorter suite takes 20 min, install included (1,008 passed, 47 skipped on a CPU, 2 cores, commit "
+            "eee5555).") in block and "fff6666" not in block
 
 
 def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_path):
@@ -287,15 +295,37 @@ def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path
     real = findings.check
     monkeypatch.setattr(findings, "check", lambda t: [{**r, "verdict": "no"} for r in real(t)])
     block = readme.verdicts_block()
-    assert f"hold in 0 of {len(rows)} seeds." in block and "learns to compose" not in block
+    assert f"hold in 0 of {len(rows)} seeds (at Level 3" in block and "learns to compose" not in block
     assert (f"Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in 0 of {len(rows)} seeds, and on the full-trace "
             f"test set in 0 of {len(rows)}.") in block
+
+
+def test_the_level3_gains_reconcile_with_the_tables_pass_at_1_rows():
+    """What iterative RFT and RL Level 2 add to the Stage-1 base at Level 3 is the difference of the table's rows
+    (to their rounding), seed by seed."""
+    verdicts = re.search(r"<!-- verdicts:begin -->(.*?)<!-- verdicts:end -->", TEXT, re.S)[1]
+    m = re.search(r"iterative RFT adds ([\d.+\-/ ]+) points to the Stage-1 base's pass@1 in seeds [\d /]+, "
+                  r"RL Level 2 ([\d.+\-/ ]+)\)", verdicts)
+    assert m, verdicts
+    rft_gain, rl_gain = ([float(x) for x in g.split(" / ")] for g in m.groups())
+
+    def level3(row_start: str) -> list[float]:
+        row = next(line for line in TEXT.splitlines() if line.startswith(row_start))
+        return [float(cell.split(" / ")[2]) for cell in row.split("|")[2:2 + len(readme.SEEDS)]]
+
+    base = level3("| pass@1 (%), Stage-1 base,")
+    rft = level3("| pass@1 (%), iterative RFT,")
+    rl = level3("| pass@1 (%), RL Level 2,")
+    assert len(rft_gain) == len(rl_gain) == len(base) == len(readme.SEEDS)
+    for gain, model in ((rft_gain, rft), (rl_gain, rl)):
+        for g, a, b in zip(gain, model, base):
+            assert abs((a - b) - g) <= 0.1 + 0.01, (g, a, b)
 
 
 def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():
     """The rates the Level-4 sentence prints give the table's difference to its rounding."""
     level4 = re.search(r"<!-- level4:begin -->(.*?)<!-- level4:end -->", TEXT, re.S)[1]
-    m = re.search(r"RL Level 2 solves ([\d. /]+) % .*? and RL Level 1 ([\d. /]+) %", level4)
+    m = re.search(r"RL Level 2's pass@1 is ([\d. /]+) % .*? and RL Level 1's ([\d. /]+) %", level4)
     l2, l1 = ([float(x) for x in g.split(" / ")] for g in m.groups())
     row = next(line for line in TEXT.splitlines()
                if line.startswith("| 2. RL Level 2 − RL Level 1, Level 4, full-trace"))
@@ -303,6 +333,58 @@ def test_the_level4_rates_reconcile_with_the_tables_full_trace_row():
     assert len(diffs) == len(l2) == len(l1) == len(readme.SEEDS), (row, level4)
     for a, b, d in zip(l2, l1, diffs):
         assert abs((a - b) - d) <= 0.05 + 0.01, (a, b, d)
+
+
+def test_the_six_iteration_sentence_gives_finding_3_of_each_published_run(tmp_path):
+    """Finding 3 against six RFT iterations is what the findings check says of each published run of the overlay,
+    and the sentence is absent where no run is published."""
+    import shutil
+
+    from fgx.analysis.findings import RFT_FINDING, check, load_run
+
+    runs = [readme.RESULTS / readme.RFT_OVERLAY / seed for seed in readme.SEEDS]
+    assert all(run.is_dir() for run in runs)
+    rows = [next(r for r in check(load_run(run)) if r["finding"] == RFT_FINDING) for run in runs]
+    sentence = readme._six_rft_iterations(readme.RESULTS)
+    assert f"finding 3 holds in {sum(r['verdict'] == 'holds' for r in rows)} of {len(runs)} seeds" in sentence
+    for r in rows:
+        assert r["measured"].split(" (")[0] in sentence
+    assert sentence in TEXT
+    shutil.copytree(readme.RESULTS / readme.RFT_OVERLAY / "seed0", tmp_path / readme.RFT_OVERLAY / "seed0")
+    assert "holds in 1 of 1 seed, by" in readme._six_rft_iterations(tmp_path)
+    assert readme._six_rft_iterations(tmp_path / "none") == ""
+
+
+def test_the_level4_overlay_verdicts_follow_the_full_trace_rule_from_its_leads():
+    """The overlay's verdict tally agrees with its leads: holds for an interval clear of zero and a lead of at
+    least HOLDS_FULL_TRACE_LEAD, partly for another positive lead."""
+    from fgx.analysis.findings import HOLDS_FULL_TRACE_LEAD
+
+    level4 = re.search(r"<!-- level4:begin -->(.*?)<!-- level4:end -->", TEXT, re.S)[1]
+    m = re.search(r"leads RL Level 1 by (.*?) points in seeds [\d /]+ \((.*?) by the full-trace row's rule", level4)
+    assert m, level4
+    expected = {"holds": 0, "partly": 0, "no": 0}
+    for lead, low in re.findall(r"([+\-]\d+\.\d) \[([\-\d.]+),", m[1]):
+        holds = float(low) > 0 and float(lead) >= 100 * HOLDS_FULL_TRACE_LEAD
+        expected["holds" if holds else "partly" if float(lead) > 0 else "no"] += 1
+    said = {v: int(n) for v, n in re.findall(r"\*\*(\w+)\*\* in (\d+)", m[2])}
+    assert said == {v: n for v, n in expected.items() if n}, (said, expected)
+
+
+def test_the_timing_block_names_the_latest_run_and_refuses_runs_out_of_order(tmp_path):
+    import json
+
+    _results_copy(tmp_path, "main-job.json", "seed0")
+    run = {"how": "the README's command", "pretrain_s": 700, "figure_table_equals_seed0": None, "seed0_commit": None,
+           "machine": "a CPU, 2 cores", "log": "some-entry"}
+    runs = [{**run, "date": "2026-12-01", "commit": "aaa1111", "wall_s": 1200},
+            {**run, "date": "2026-12-03", "commit": "bbb2222", "wall_s": 1800}]
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs}))
+    assert "20–30 min" in readme.timing_block(tmp_path)
+    assert "the latest (2026-12-03, commit bbb2222) 30 min" in readme.timing_block(tmp_path)
+    (tmp_path / "main-job-runs.json").write_text(json.dumps({"runs": runs[::-1]}))
+    with pytest.raises(ValueError, match=r"main-job-runs.json: run 1 \(commit aaa1111, 2026-12-01\) comes after"):
+        readme.timing_block(tmp_path)
 
 
 def test_the_timing_block_says_a_stopped_gpu_run_was_stopped_and_times_nothing_with_it(tmp_path):

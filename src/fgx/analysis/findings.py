@@ -106,7 +106,7 @@ def load_run(figures_dir: str | Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def _pts(x: float) -> str:
+def points(x: float) -> str:
     return f"{round(100 * x, 1) + 0.0:+.1f}"  # + 0.0: a difference that rounds to zero reads +0.0, not -0.0
 
 
@@ -162,7 +162,7 @@ def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
     if level not in c.index:
         return "not run", "not run"
     r = c.loc[level]
-    text = (f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} "
+    text = (f"{points(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} "
             f"({100 * r['a_accuracy']:.1f} vs {100 * r['b_accuracy']:.1f} %)")
     resolved = r["ci_low"] > 0
     if not strict:
@@ -178,6 +178,8 @@ def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
     return text, "no"
 
 
+RFT_FINDING = "RL on Level 2 − iterative RFT at Level 3"
+
 # The rows of findings 1-3 as the paper states them (Levels 3 and 4 on every prompt), not their refinements
 # (the full-trace prompts, Levels >= 5): what "findings 1-3 hold" means wherever a run is summed up.
 CORE_FINDINGS = (
@@ -186,7 +188,7 @@ CORE_FINDINGS = (
     "RL on Level 2 − RL on Level 1 at Level 4",
     "RL on Level 1+2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
     "RL on Level 1+2 − RL on Level 1 at Level 4",
-    "RL on Level 2 − iterative RFT at Level 3",
+    RFT_FINDING,
 )
 FULL_TRACE_FINDING = "RL on Level 2 − RL on Level 1 at Level 4, prompts only a full trace solves"
 DEEP_LEVELS_FINDING = "RL on Level 2 − RL on Level 1 above zero at Levels ≥ 5"
@@ -212,7 +214,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     hard = c[c.index >= 3] if len(c) else c
     if len(hard):
         worst = hard["diff"].abs().max()
-        text = ", ".join(f"L{lv} {_pts(r['diff'])}" for lv, r in hard.iterrows())
+        text = ", ".join(f"L{lv} {points(r['diff'])}" for lv, r in hard.iterrows())
         add("RL on Level 1 stays near the Stage-1 base on Levels ≥ 3", "near 0 on Levels 3–6", text,
             "holds" if worst <= NEAR_BASE else "no")
     else:
@@ -236,7 +238,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         r = c.loc[4]
         n = int(r["n_prompts"])
         where = f"the full-trace test set's {n}" if r["prompts"] == FULL_TRACE_SET_PROMPTS else f"{n} test"
-        text = (f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RL L2 {100 * r['a_accuracy']:.1f} %, "
+        text = (f"{points(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RL L2 {100 * r['a_accuracy']:.1f} %, "
                 f"RL L1 {100 * r['b_accuracy']:.1f} % of {where} prompts)")
         if r["ci_low"] > 0 and r["diff"] >= HOLDS_FULL_TRACE_LEAD:
             add(name, PAPER_FULL_TRACE, text, "holds")
@@ -251,7 +253,7 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     if len(far):
         above = int((far["diff"] > 0).sum())
         add(DEEP_LEVELS_FINDING, "above zero",
-            ", ".join(f"L{lv} {_pts(r['diff'])}" for lv, r in far.iterrows()),
+            ", ".join(f"L{lv} {points(r['diff'])}" for lv, r in far.iterrows()),
             "holds" if above == len(far) else ("partly" if above else "no"))
     else:
         add(DEEP_LEVELS_FINDING, "above zero", "not run", "not run")
@@ -263,10 +265,10 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
     if 3 in c.index:
         r = c.loc[3]
         verdict = "holds" if r["ci_low"] > 0 else ("partly" if r["diff"] > 0 else "no")
-        add("RL on Level 2 − iterative RFT at Level 3", PAPER_RFT,
-            f"{_pts(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RFT {100 * r['b_accuracy']:.1f} %)", verdict)
+        add(RFT_FINDING, PAPER_RFT,
+            f"{points(r['diff'])} {_ci(r['ci_low'], r['ci_high'])} (RFT {100 * r['b_accuracy']:.1f} %)", verdict)
     else:
-        add("RL on Level 2 − iterative RFT at Level 3", PAPER_RFT, "not run", "not run")
+        add(RFT_FINDING, PAPER_RFT, "not run", "not run")
 
     # 4. pass@k: the RL Level 1+2 - base gap grows with k at Levels >= 3, shrinks at Levels 1-2; per level
     # the prompts sampled most (the many-samples subset where a run has it, else every test prompt)
@@ -289,7 +291,8 @@ def check(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             ok = gk > g1 if lv >= 3 else gk < g1
             matches += bool(ok)
             k_max[int(lv)], as_paper[int(lv)] = kmax, bool(ok)
-            parts.append(f"L{lv} {_pts(g1)} → {_pts(gk)}" + (f" (k {kmax})" if len(kmaxes) > 1 or kmax > 16 else ""))
+            k_note = f" (k {kmax})" if len(kmaxes) > 1 or kmax > 16 else ""
+            parts.append(f"L{lv} {points(g1)} → {points(gk)}{k_note}")
         ks = " / ".join(str(k) for k in sorted(kmaxes))
         add(f"pass@k gap (RL L1+2 − base, k 1 → {ks}) grows at Levels ≥ 3, shrinks at 1–2",
             PAPER_PASSK,
@@ -336,7 +339,7 @@ def curve_rows(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
             rows.append({"finding": name, "paper": paper, "measured": "not run", "verdict": "not run"})
             continue
         first, last = c.loc[c["step"].idxmin()], c.loc[c["step"].idxmax()]
-        text = (f"{_pts(last['change'])} {_ci(last['change_ci_low'], last['change_ci_high'])} "
+        text = (f"{points(last['change'])} {_ci(last['change_ci_low'], last['change_ci_high'])} "
                 f"({100 * first['accuracy']:.1f} → {100 * last['accuracy']:.1f} % at step {int(last['step'])}, "
                 f"{int(last['n_prompts'])} prompts × {int(last['n_samples'])} samples)")
         resolved = last["change_ci_low"] > 0
@@ -352,7 +355,7 @@ def curve_rows(tables: Mapping[str, pd.DataFrame]) -> list[dict]:
         off = g[(g["accuracy"] < start["ci_low"]) | (g["accuracy"] > start["ci_high"])]
         inside += off.empty
         worst = g.loc[(g["accuracy"] - start["accuracy"]).abs().idxmax()]
-        parts.append(f"L{level} {_pts(worst['accuracy'] - start['accuracy'])} at most"
+        parts.append(f"L{level} {points(worst['accuracy'] - start['accuracy'])} at most"
                      + (f", outside at step {', '.join(map(str, off['step'].astype(int)))}" if len(off) else ""))
     levels = c["level"].nunique()
     rows.append({"finding": FIG2_FLAT_FINDING, "paper": "flat", "measured": "; ".join(parts),
@@ -403,7 +406,7 @@ def transfer_markdown(runs: Sequence[tuple[str, Mapping]]) -> str:
                     cells.append("not run")
                     continue
                 rows = rows.set_index("level")
-                cells.append(" / ".join(_pts(rows.loc[lv, "diff"]) if lv in rows.index else "–" for lv in levels))
+                cells.append(" / ".join(points(rows.loc[lv, "diff"]) if lv in rows.index else "–" for lv in levels))
             lines.append(f"| {name(a)} − {name(b)} | {functions} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -6,7 +6,9 @@ Six blocks of README.md are written by this module and nowhere else:
   (pass@1 per model, each finding's verdict), and the commit and machine of each seed's run (``run.json``); a
   task family whose study is an overlay of its own (``experiments/<family>.yaml``) gives its rows from that
   study's run of the same seed, where ``docs/results/<family>/<seed>`` publishes one;
-- ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, and the rows beyond them; per
+- ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, what iterative RFT and RL on
+  Level 2 each add to the Stage-1 base at Level 3, seed by seed, finding 3 against the paper's six RFT
+  iterations (``docs/results/<RFT_OVERLAY>/seed*``, where published), and the rows beyond them; per
   task family with a published study (``docs/results/<family>/<seed>``), in how many of its seeds each row holds;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[3]
 RESULTS = ROOT / "docs" / "results"
 SEEDS = ("seed0", "seed1", "seed2")
 LEVEL4_OVERLAY = "prior-depth-5-unmarked-0.3"  # the overlay that reaches the full-trace Level-4 prompts
+RFT_OVERLAY = "rft-six-iterations"  # the paper's six iterations of RFT, on the published seeds' runs
 GPU_TIMING = ("`.venv/bin/python benchmarks/main_job.py --workflow-profile profiles/gpu` times it "
               "(`benchmarks/gpu_check.py` takes every GPU measurement in one run)")
 
@@ -180,6 +183,10 @@ def _default_runs(results: Path) -> list[dict]:
             raise ValueError(f"{path}: run {i} (commit {run.get('commit')}) has no seed0_commit; give the commit "
                              "of the docs/results/seed0 its figure table was compared with (null: not compared, "
                              "e.g. the run published as seed0)")
+        if i and run["date"] < runs[i - 1]["date"]:
+            raise ValueError(f"{path}: run {i} (commit {run.get('commit')}, {run['date']}) comes after a run of "
+                             f"{runs[i - 1]['date']}; list the runs in the order they ran (the README names the "
+                             "last timed one as the latest)")
     return runs
 
 
@@ -244,11 +251,11 @@ def _plural(n: int, word: str) -> str:
 
 
 def timing_block(results: Path = RESULTS) -> str:
-    """The main job's wall time as a range over its timed runs (main-job-runs.json: each run's machine, commit,
-    seconds, or none where a test suite or other training ran beside it, and the seed 0 its figure table was
-    compared with), on a CPU and on one GPU; every figure's from scratch as a range over the published seeds'
-    runs (their run.json); the memory and disk of the benchmarked main job's record (main-job.json); and how many
-    runs' figure tables equal the published seed 0's."""
+    """The main job's wall time as a range over its timed runs and that of the latest (main-job-runs.json, in the
+    order the runs ran: each run's machine, commit, seconds, or none where a test suite or other training ran
+    beside it, and the seed 0 its figure table was compared with), on a CPU and on one GPU; every figure's from
+    scratch as a range over the published seeds' runs (their run.json); the memory and disk of the benchmarked main
+    job's record (main-job.json); and how many runs' figure tables equal the published seed 0's."""
     runs = _default_runs(results)
     stopped = [run for run in runs if run.get("stopped_after_s") is not None]  # ended before its last job
     timed = [run for run in runs if run["wall_s"] is not None]  # none: a test suite or training ran beside it
@@ -260,6 +267,8 @@ def timing_block(results: Path = RESULTS) -> str:
     text = (f"The main job takes {_wall_range(cpu)} min on {machines}: "
             + ("the range of the " if len(cpu) > 1 else "the ") + f"{_plural(len(cpu), 'run')} that "
             f"`docs/results/main-job-runs.json` times (commit{'s' if len(cpu) > 1 else ''} {_commits(cpu)})")
+    if len(cpu) > 1:  # the record lists runs in the order they ran; the latest is the current code's best guess
+        text += f", the latest ({cpu[-1]['date']}, commit {cpu[-1]['commit']}) {_min(cpu[-1]['wall_s'])} min"
     if pre:
         text += (f"; pretraining took {pre[0]:,}–{pre[-1]:,} s of it"
                  + ("" if len(pre) == len(cpu) else f" in the {len(pre)} of these runs that record it"))
@@ -300,8 +309,10 @@ def timing_block(results: Path = RESULTS) -> str:
 
 
 def tests_block(results: Path = RESULTS) -> str:
-    """How long the whole test suite takes as CI runs it, over its recorded runs (test-runs.json), per machine."""
-    runs = [run for run in _json(results / "test-runs.json")["runs"] if run["wall_s"] is not None]
+    """How long the whole test suite takes as CI runs it, over its recorded runs (test-runs.json), per machine;
+    then the shorter suite the README's test command runs on a fresh machine (its ``quick_start_runs``)."""
+    record = _json(results / "test-runs.json")
+    runs = [run for run in record["runs"] if run["wall_s"] is not None]
     by_machine: dict[str, list[dict]] = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
@@ -311,7 +322,17 @@ def tests_block(results: Path = RESULTS) -> str:
             "if any test except a CUDA one is skipped (`tests/skip_guard.py`); the range of "
             f"{_plural(len(runs), 'recorded run')} (`docs/results/test-runs.json`: {where}). Without the verl extras "
             "the verl tests skip, without `SLURM_CONF` the SLURM tests, and without CUDA the `gpu`-marked tests "
-            "(`tests/test_gpu.py`); no run of that shorter suite is recorded.")
+            "(`tests/test_gpu.py`)" + _quick_start(record.get("quick_start_runs", [])))
+
+
+def _quick_start(runs: list[dict]) -> str:
+    """The README's test command on a fresh machine, without the verl extras or a SLURM cluster: its timed runs."""
+    timed = [run for run in runs if run["wall_s"] is not None]
+    if not timed:
+        return "; no run of that shorter suite is recorded."
+    counts = "; ".join(f"{run['passed']:,} passed, {run['skipped']} skipped on {run['machine']}, commit {run['commit']}"
+                       for run in timed)
+    return f": that shorter suite takes {_wall_range(timed)} min, install included ({counts})."
 
 
 def _numbers(seeds) -> str:
@@ -334,11 +355,14 @@ def level4_block(results: Path = RESULTS) -> str:
                                 f"(python -m fgx.figures.publish RUN {overlay_dir}/seedN)")
     default = [contrast_rows(load_run(results / seed), "rl_level2", "rl_level1", FULL_TRACE_SET_PROMPTS).loc[4]
                for seed in SEEDS]
-    leads, holding = [], 0
+    leads, verdicts, holding = [], [], 0
     for seed in seeds:
         rows = check(load_run(overlay_dir / seed))
-        leads.append(next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)["measured"].split(" (")[0])
+        full_trace = next(r for r in rows if r["finding"] == FULL_TRACE_FINDING)
+        leads.append(full_trace["measured"].split(" (")[0])
+        verdicts.append(full_trace["verdict"])
         holding += core_findings_hold(rows)
+    tally = ", ".join(f"**{v}** in {verdicts.count(v)}" for v in ("holds", "partly", "no") if v in verdicts)
     overlay_path = ROOT / "experiments" / f"{LEVEL4_OVERLAY}.yaml"
     overlay = yaml.safe_load(overlay_path.read_text())
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -354,9 +378,9 @@ def level4_block(results: Path = RESULTS) -> str:
     commits = [_json(overlay_dir / seed / "run.json").get("commit", "–") for seed in seeds]
     default_commits = sorted({_json(results / seed / "run.json").get("commit", "–") for seed in SEEDS})
     pretraining = timed.get("job_s", {}).get("pretrain_base")
-    text = (f"RL Level 2 solves {' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % of its "
-            f"{int(default[0].n_prompts)} prompts in seeds {_numbers(SEEDS)} and RL Level 1 "
-            f"{' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
+    text = (f"On its {int(default[0].n_prompts)} prompts RL Level 2's pass@1 is "
+            f"{' / '.join(f'{100 * r.a_accuracy:.2f}' for r in default)} % in seeds {_numbers(SEEDS)} and RL Level "
+            f"1's {' / '.join(f'{100 * r.b_accuracy:.2f}' for r in default)} %: the table's full-trace row is their "
             f"difference. [An overlay](experiments/{LEVEL4_OVERLAY}.yaml) of `config.yaml` pretrains the model for "
             f"{overlay['base']['train']['steps']:,} steps (`config.yaml`: {config['base']['train']['steps']:,}) on "
             f"*nested traces* (step-by-step evaluations of nested code with one of the 25 functions among builtin "
@@ -365,7 +389,8 @@ def level4_block(results: Path = RESULTS) -> str:
             f"{config['data']['pretrain_prior_levels'][1]}; `data.pretrain_prior_levels`), with "
             f"{overlay['data']['pretrain_step_unmarked']:g} of the first-step problems unmarked (`config.yaml`: "
             f"{config['data']['pretrain_step_unmarked']:g}; `data.pretrain_step_unmarked`). On the full-trace prompts "
-            f"its RL Level 2 leads RL Level 1 by {' / '.join(leads)} points in seeds {_numbers(seeds)}, and findings "
+            f"its RL Level 2 leads RL Level 1 by {' / '.join(leads)} points in seeds {_numbers(seeds)} ({tally} by "
+            f"the full-trace row's rule, [docs/analysis.md](docs/analysis.md)), and findings "
             f"1–3 hold in {holding} of {len(seeds)} ([its runs](docs/results/{LEVEL4_OVERLAY})). Its "
             f"seed-{_numbers(seeds[:1])} run took {_min(timed['wall_s'])} min for the main job"
             + (f" ({pretraining:,} s of it pretraining)" if pretraining is not None else "")
@@ -387,7 +412,8 @@ def verdicts_block(results: Path = RESULTS) -> str:
     from fgx.analysis.findings import (CORE_FINDINGS, DEEP_LEVELS_FINDING, FULL_TRACE_FINDING, check,
                                        core_findings_hold, load_run)
 
-    rows = [check(load_run(results / seed)) for seed in SEEDS]
+    tables = [load_run(results / seed) for seed in SEEDS]
+    rows = [check(t) for t in tables]
     holding = sum(core_findings_hold(r) for r in rows)
 
     def holds(finding: str) -> int:
@@ -398,10 +424,45 @@ def verdicts_block(results: Path = RESULTS) -> str:
     if holding == len(rows):
         text += (": RL on Level 1 leaves composition where the Stage-1 base has it, RL on Level 2 learns to compose "
                  "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
-                 "data does not")
+                 "kind of data stays below RL on Level 2")
+    text += _level3_gains(tables) + _six_rft_iterations(results)
     return (text + f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
             f"{len(rows)} seeds, and on the full-trace test set in {holds(FULL_TRACE_FINDING)} of {len(rows)}."
             + "".join(_family_verdicts(name, runs) for name, runs in _published_studies(results).items()))
+
+
+def _level3_gains(tables) -> str:
+    """What iterative RFT and RL on Level 2 add to the Stage-1 base at Level 3, seed by seed: finding 3 sets
+    the two against each other, and this says how far each moved from where both started."""
+    from fgx.analysis.findings import last_rft_iteration, pass_at_1, points
+
+    gains = {"iterative RFT": [], "RL Level 2": []}
+    for t in tables:
+        at3 = pass_at_1(t).query("level == 3").set_index("model")["accuracy"]
+        rft = last_rft_iteration(at3.index)
+        if not (rft and {"stage1", "rl_level2"} <= set(at3.index)):
+            return ""
+        gains["iterative RFT"].append(at3[rft] - at3["stage1"])
+        gains["RL Level 2"].append(at3["rl_level2"] - at3["stage1"])
+    rft, rl = (" / ".join(points(g) for g in gains[m]) for m in gains)
+    return (f" (at Level 3, iterative RFT adds {rft} points to the Stage-1 base's pass@1 in seeds {_numbers(SEEDS)}, "
+            f"RL Level 2 {rl})")
+
+
+def _six_rft_iterations(results: Path) -> str:
+    """Finding 3 against the paper's six RFT iterations: the verdict and lead of each published seed's run of
+    ``experiments/<RFT_OVERLAY>.yaml`` (``docs/results/<RFT_OVERLAY>/seed*``), where they are published."""
+    from fgx.analysis.findings import RFT_FINDING, check, load_run
+
+    runs = [results / RFT_OVERLAY / seed for seed in SEEDS if (results / RFT_OVERLAY / seed).is_dir()]
+    if not runs:
+        return ""
+    rows = [next(r for r in check(load_run(run)) if r["finding"] == RFT_FINDING) for run in runs]
+    holding = sum(r["verdict"] == "holds" for r in rows)
+    leads = " / ".join(r["measured"].split(" (")[0] for r in rows)
+    return (f"; against the paper's six RFT iterations ([the overlay](experiments/{RFT_OVERLAY}.yaml) on the same "
+            f"runs), finding 3 holds in {holding} of {_plural(len(rows), 'seed')}, by {leads} points in seeds "
+            f"{_numbers([run.name for run in runs])}")
 
 
 def _published_studies(results: Path) -> dict[str, list[dict]]:
