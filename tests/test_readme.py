@@ -258,12 +258,12 @@ def test_the_tests_block_is_a_range_over_the_recorded_ci_runs(tmp_path):
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)
     assert "take 32–42 min, install included" in block
-    assert "the range of 2 recorded runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores)." in block
+    assert "the range of 2 timed runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores)." in block
     assert "ccc3333" not in block  # untimed: not counted
     runs += [{"commit": "ddd4444", "machine": "CI, 2 cores", "wall_s": 2000}] * 2  # one commit, CI run twice
     (tmp_path / "test-runs.json").write_text(json.dumps({"runs": runs}))
     block = readme.tests_block(tmp_path)  # each machine with its own count: not read as 4 runs on the first
-    assert "the range of 4 recorded runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores; 2 on CI, 2 cores)." \
+    assert "the range of 4 timed runs (`docs/results/test-runs.json`: 2 on a CPU, 2 cores; 2 on CI, 2 cores)." \
         in block
     assert "no run of that shorter suite is recorded." in block
     quick = {"commit": "eee5555", "machine": "a CPU, 2 cores", "passed": 1008, "skipped": 47}
@@ -422,3 +422,4 @@ def test_the_level4_block_refuses_an_overlay_change_it_does_not_name(tmp_path, m
     monkeypatch.setattr(readme, "ROOT", root)
     with pytest.raises(ValueError, match=r"changes .*'rl.lr'.*say the new keys"):
         readme.level4_block(readme.RESULTS)
+

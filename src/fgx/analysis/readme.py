@@ -320,7 +320,7 @@ def tests_block(results: Path = RESULTS) -> str:
     return (f"The tests take {_wall_range(runs)} min, install included, as `bash .ci/run` runs them on a clean clone: "
             "it installs with `FGX_EXTRAS=verl`, starts a localhost SLURM cluster, runs the command above and fails "
             "if any test except a CUDA one is skipped (`tests/skip_guard.py`); the range of "
-            f"{_plural(len(runs), 'recorded run')} (`docs/results/test-runs.json`: {where}). Without the verl extras "
+            f"{_plural(len(runs), 'timed run')} (`docs/results/test-runs.json`: {where}). Without the verl extras "
             "the verl tests skip, without `SLURM_CONF` the SLURM tests, and without CUDA the `gpu`-marked tests "
             "(`tests/test_gpu.py`)" + _quick_start(record.get("quick_start_runs", [])))
 
