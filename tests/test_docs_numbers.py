@@ -146,7 +146,7 @@ def section(text, heading):
 
 
 # "<default's value> ... against <paper's value> (`key`": one deviation of the tiny default from the paper
-AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against (?:the paper's |an assumed )?"
+AGAINST = re.compile(r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*? against\s+(?:the paper's\s+|an assumed\s+)?"
                      r"(`\w+`|\d[\d,.e\-–]*)[^,;()`]*?\s\(`([a-z_]+(?:\.[a-z_0-9]+)+)`")
 
 
