@@ -297,7 +297,25 @@ def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path
     block = readme.verdicts_block()
     assert f"hold in 0 of {len(rows)} seeds (at Level 3" in block and "learns to compose" not in block
     assert (f"Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in 0 of {len(rows)} seeds, and on the full-trace "
-            f"test set in 0 of {len(rows)}.") in block
+            f"test set in 0 of {len(rows)}: RL Level 2 − RL Level 1 is ") in block
+    assert "lies on prompts that a shorter trace also answers" in block
+    monkeypatch.setattr(findings, "check", lambda t: [{**r, "verdict": "holds"} for r in real(t)])
+    assert "shorter trace" not in readme.verdicts_block()  # a full-trace lead that holds: no such clause
+
+
+def test_the_verdicts_block_sets_the_full_trace_leads_beside_every_level4_prompts():
+    from fgx.analysis import findings
+
+    rows = [findings.check(findings.load_run(readme.RESULTS / seed)) for seed in readme.SEEDS]
+
+    def leads(name):
+        return " / ".join(next(r for r in seed if r["finding"] == name)["measured"].split(" ")[0] for seed in rows)
+
+    full_trace, every = leads(findings.FULL_TRACE_FINDING), leads(findings.LEVEL4_FINDING)
+    differences = re.compile(r"[+-]\d+\.\d( / [+-]\d+\.\d)+")  # one signed difference per seed, no interval
+    assert differences.fullmatch(full_trace) and differences.fullmatch(every)
+    assert f"RL Level 2 − RL Level 1 is {full_trace} points there against {every} on every Level-4 prompt" in \
+        readme.verdicts_block()
 
 
 def test_the_level3_gains_reconcile_with_the_tables_pass_at_1_rows():

@@ -179,13 +179,14 @@ def _lead(tables, a: str, level: int, strict: bool) -> tuple[str, str]:
 
 
 RFT_FINDING = "RL on Level 2 − iterative RFT at Level 3"
+LEVEL4_FINDING = "RL on Level 2 − RL on Level 1 at Level 4"  # every Level-4 prompt
 
 # The rows of findings 1-3 as the paper states them (Levels 3 and 4 on every prompt), not their refinements
 # (the full-trace prompts, Levels >= 5): what "findings 1-3 hold" means wherever a run is summed up.
 CORE_FINDINGS = (
     "RL on Level 1 stays near the Stage-1 base on Levels ≥ 3",
     "RL on Level 2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
-    "RL on Level 2 − RL on Level 1 at Level 4",
+    LEVEL4_FINDING,
     "RL on Level 1+2 − RL on Level 1 at Level 3 (holds at ≥ +15, intervals apart)",
     "RL on Level 1+2 − RL on Level 1 at Level 4",
     RFT_FINDING,

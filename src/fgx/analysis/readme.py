@@ -409,8 +409,8 @@ def level4_block(results: Path = RESULTS) -> str:
 def verdicts_block(results: Path = RESULTS) -> str:
     """In how many seeds the rows of findings 1-3 as the paper states them (``CORE_FINDINGS``) all hold, and
     in how many each row that takes finding 2 further (deeper levels, the full-trace test set) holds."""
-    from fgx.analysis.findings import (CORE_FINDINGS, DEEP_LEVELS_FINDING, FULL_TRACE_FINDING, check,
-                                       core_findings_hold, load_run)
+    from fgx.analysis.findings import (CORE_FINDINGS, DEEP_LEVELS_FINDING, FULL_TRACE_FINDING, LEVEL4_FINDING,
+                                       check, core_findings_hold, load_run)
 
     tables = [load_run(results / seed) for seed in SEEDS]
     rows = [check(t) for t in tables]
@@ -419,6 +419,9 @@ def verdicts_block(results: Path = RESULTS) -> str:
     def holds(finding: str) -> int:
         return sum(next(x for x in r if x["finding"] == finding)["verdict"] == "holds" for r in rows)
 
+    def leads(finding: str) -> str:  # each seed's difference, without its interval
+        return " / ".join(next(x for x in r if x["finding"] == finding)["measured"].split(" ")[0] for r in rows)
+
     text = (f"The {len(CORE_FINDINGS)} rows of findings 1–3 as the paper states them (finding 1; finding 2 at "
             f"Levels 3 and 4 on every prompt; finding 3) hold in {holding} of {len(rows)} seeds")
     if holding == len(rows):
@@ -426,8 +429,14 @@ def verdicts_block(results: Path = RESULTS) -> str:
                  "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
                  "kind of data stays below RL on Level 2")
     text += _level3_gains(tables) + _six_rft_iterations(results)
-    return (text + f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
-            f"{len(rows)} seeds, and on the full-trace test set in {holds(FULL_TRACE_FINDING)} of {len(rows)}."
+    full_trace = holds(FULL_TRACE_FINDING)
+    text += (f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
+             f"{len(rows)} seeds, and on the full-trace test set in {full_trace} of {len(rows)}: RL Level 2 − RL "
+             f"Level 1 is {leads(FULL_TRACE_FINDING)} points there against {leads(LEVEL4_FINDING)} on every Level-4 "
+             "prompt")
+    if not full_trace:  # the lead on every prompt then comes from prompts a partial trace or a shortcut answers
+        text += ", so RL Level 2's lead at Level 4 lies on prompts that a shorter trace also answers"
+    return (text + "."
             + "".join(_family_verdicts(name, runs) for name, runs in _published_studies(results).items()))
 
 
