@@ -198,9 +198,10 @@ def test_a_killed_verl_grpo_run_resumes_from_its_last_checkpoint(verl_run):
     were trained by the first attempt, 3-4 by the second, and the metrics hold each step once. verl's own
     log says it loaded the step-2 checkpoint's model, optimizer and learning-rate schedule, and the step-4
     checkpoint holds two AdamW steps more: replayed from the step-2 weights and moments (the two gradients
-    solved from the step-4 moments), the step-4 weights come out to 1e-2 of the learning rate; from the
-    Stage-1 weights (a rerun that loaded no model) or from zero moments (one that loaded no optimizer) the
-    replay misses by about the learning rate.
+    solved from the step-4 moments), the step-4 weights come out within a tenth of the learning rate (mostly
+    1e-4 of it; an embedding row whose token had no gradient before step 3, moments ~0 at step 2, solves
+    worse: 0.022 seen); from the Stage-1 weights (a rerun that loaded no model) or from zero moments (one that
+    loaded no optimizer) the replay misses by about the learning rate.
 
     The resumed weights are not compared with an uninterrupted run's: verl's vLLM draws the rollouts
     without a per-request seed (verl's full_determinism would give every sample of a group the same seed),
@@ -229,7 +230,7 @@ def test_a_killed_verl_grpo_run_resumes_from_its_last_checkpoint(verl_run):
     no_optimizer = adamw_replay_error(w2, zeros, w4, opt4["state"], group)
     print(f"\nverl GRPO killed after step 2 and resumed: step-4 weights replayed from the step-2 checkpoint to "
           f"{resumed:.2g} lr; from the Stage-1 weights {no_model:.2g} lr, from zero moments {no_optimizer:.2g} lr")
-    assert resumed < 1e-2 and no_model > 0.5 and no_optimizer > 0.5
+    assert resumed < 0.1 and no_model > 0.5 and no_optimizer > 0.5
 
 
 def fsdp_checkpoint(actor_dir: Path) -> tuple[dict, dict, dict]:
@@ -295,6 +296,7 @@ def test_every_verl_job_ran_and_wrote_what_the_torch_engine_writes(verl_run):
     columns and the samples per prompt its job asked for, every model is a Hugging Face directory."""
     import pyarrow.parquet as pq
 
+    from fgx.engines.verl.engine import TRAINED_MARKER
     from fgx.io import PROVENANCE_KEY
 
     ran = {}
@@ -302,6 +304,11 @@ def test_every_verl_job_ran_and_wrote_what_the_torch_engine_writes(verl_run):
         rule = log.relative_to(verl_run / "logs").parts[0]
         if rule in BACKENDS:
             text = log.read_text(errors="replace")
+            # a job killed after its trainer finished (the second kill lands wherever the other jobs are) only
+            # merges when rerun: the earlier attempt's command is in its work directory's marker
+            done = re.search(r"training already finished in (\S+) \(an earlier attempt\): merging only", text)
+            if done:
+                text += (Path(done[1]) / TRAINED_MARKER).read_text()
             # an iterative-RFT round that kept no correct answer trains nothing, as under the torch engine
             assert BACKENDS[rule] in text or (rule == "rft_sft" and "holds no SFT example" in text), log
             ran[rule] = ran.get(rule, 0) + 1
