@@ -441,3 +441,30 @@ def test_the_level4_block_refuses_an_overlay_change_it_does_not_name(tmp_path, m
     with pytest.raises(ValueError, match=r"changes .*'rl.lr'.*say the new keys"):
         readme.level4_block(readme.RESULTS)
 
+
+def _named_commits(node) -> set[str]:
+    """Every commit a result record names (its ``commit`` and ``seed0_commit`` fields, at any depth; a field may
+    add a remark after the hash, as "53d4819 (with local changes)")."""
+    if isinstance(node, dict):
+        found = {v.split(" ", 1)[0] for k, v in node.items() if k in ("commit", "seed0_commit") and isinstance(v, str)}
+        return found.union(*(_named_commits(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_named_commits(v) for v in node))
+    return set()
+
+
+def test_every_commit_a_result_record_names_is_in_the_history():
+    """A record's commit is how a reader reruns its measurement: it must be one they can check out."""
+    import json
+    import subprocess
+
+    records = (ROOT / "docs" / "results").rglob("*.json")
+    named = set().union(*(_named_commits(json.loads(p.read_text())) for p in records))
+    assert named and all(re.fullmatch(r"[0-9a-f]{7,40}", h) for h in named), sorted(named)
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True)
+    if shallow.returncode or shallow.stdout.strip() != "false":
+        return  # a copy without its whole history (an archive, a shallow clone) cannot tell; a clone can
+    git = ["git", "-C", str(ROOT), "cat-file", "-e"]
+    missing = [h for h in sorted(named) if subprocess.run([*git, f"{h}^{{commit}}"], capture_output=True).returncode]
+    assert not missing, f"docs/results names commits that are not in the history: {missing}"
