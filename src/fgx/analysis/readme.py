@@ -8,7 +8,8 @@ Six blocks of README.md are written by this module and nowhere else:
   study's run of the same seed, where ``docs/results/<family>/<seed>`` publishes one;
 - ``verdicts``: in how many seeds findings 1-3 hold as the paper states them, what iterative RFT and RL on
   Level 2 each add to the Stage-1 base at Level 3, seed by seed, finding 3 against the paper's six RFT
-  iterations (``docs/results/<RFT_OVERLAY>/seed*``, where published), and the rows beyond them; per
+  iterations (``docs/results/<RFT_OVERLAY>/seed*``, where published), and the rows beyond them (the full-trace
+  differences beside every Level-4 prompt's); per
   task family with a published study (``docs/results/<family>/<seed>``), in how many of its seeds each row holds;
 - ``install``: what ``envs/install.sh`` downloaded, how long it took and how much disk ``.venv`` takes, with
   and without the verl extras (``docs/results/install.json``, written by ``benchmarks/install.py --record``),
@@ -408,7 +409,8 @@ def level4_block(results: Path = RESULTS) -> str:
 
 def verdicts_block(results: Path = RESULTS) -> str:
     """In how many seeds the rows of findings 1-3 as the paper states them (``CORE_FINDINGS``) all hold, and
-    in how many each row that takes finding 2 further (deeper levels, the full-trace test set) holds."""
+    in how many each row that takes finding 2 further (deeper levels, the full-trace test set) holds, with the
+    full-trace differences beside those on every Level-4 prompt."""
     from fgx.analysis.findings import (CORE_FINDINGS, DEEP_LEVELS_FINDING, FULL_TRACE_FINDING, LEVEL4_FINDING,
                                        check, core_findings_hold, load_run)
 
