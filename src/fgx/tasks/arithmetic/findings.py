@@ -43,7 +43,7 @@ PAPERS = ("near 0 on strings", "≈ +25 on strings", "≈ +14 on strings", "RFT 
           "Countdown: 35 % vs 17–20 %")
 
 
-def points(x: float) -> str:
+def _pts(x: float) -> str:
     return f"{round(100 * x, 1) + 0.0:+.1f}"
 
 
@@ -65,7 +65,7 @@ def _resolved(r) -> str:
 
 
 def _difference(r) -> str:
-    return f"{points(r['value'])} {_ci(r)} ({100 * r['a_value']:.1f} vs {100 * r['b_value']:.1f} %)"
+    return f"{_pts(r['value'])} {_ci(r)} ({100 * r['a_value']:.1f} vs {100 * r['b_value']:.1f} %)"
 
 
 def _full_traces(tables: Mapping, fig: str, a: str, b: str, level: str) -> str:
@@ -94,7 +94,7 @@ def check(tables: Mapping) -> list[dict]:
     c = _rows(tables, fig, "difference", RL1, STAGE1_MODEL)
     far = {lv: r for lv, r in c.items() if int(lv) >= 3}
     if far:
-        text = ", ".join(f"L{lv} {points(r['value'])}" for lv, r in far.items())
+        text = ", ".join(f"L{lv} {_pts(r['value'])}" for lv, r in far.items())
         add(0, text, "holds" if max(abs(r["value"]) for r in far.values()) <= NEAR_BASE else "no")
     else:
         add(0, "not run", "not run")
@@ -105,13 +105,13 @@ def check(tables: Mapping) -> list[dict]:
         traces = _full_traces(tables, fig, RL2, RL1, "3")
         add(1, _add_traces(_difference(r), traces, "; "),
             "holds" if r["value"] >= HOLDS_LEAD and apart else "partly" if r["ci_low"] > 0 else "no",
-            _add_traces(f"{points(r['value'])} {_ci(r)}", traces, ", "))
+            _add_traces(f"{_pts(r['value'])} {_ci(r)}", traces, ", "))
     else:
         add(1, "not run", "not run")
     if "4" in c:
         traces = _full_traces(tables, fig, RL2, RL1, "4")
         add(2, _add_traces(_difference(c["4"]), traces, "; "), _resolved(c["4"]),
-            _add_traces(f"{points(c['4']['value'])} {_ci(c['4'])}", traces, ", "))
+            _add_traces(f"{_pts(c['4']['value'])} {_ci(c['4'])}", traces, ", "))
     else:
         add(2, "not run", "not run")
     df = tables.get(fig)
@@ -119,7 +119,7 @@ def check(tables: Mapping) -> list[dict]:
                  key=lambda m: int(m.rsplit("iter", 1)[1]))
     c = _rows(tables, fig, "difference", RL2, rft[-1]) if rft else {}
     if "3" in c:
-        traces, lead = _full_traces(tables, fig, RL2, rft[-1], "3"), f"{points(c['3']['value'])} {_ci(c['3'])}"
+        traces, lead = _full_traces(tables, fig, RL2, rft[-1], "3"), f"{_pts(c['3']['value'])} {_ci(c['3'])}"
         add(3, _add_traces(f"{lead} (RFT {100 * c['3']['b_value']:.1f} %)", traces, "; "), _resolved(c["3"]),
             _add_traces(lead, traces, ", "))
     else:
@@ -141,8 +141,8 @@ def _transfer(tables: Mapping) -> dict:
     shares = ", ".join(f"{name} {100 * acc[m]['value']:.1f} %" for m, name in
                        ((STAGE1_MODEL, "Multi-Base"), (OTHER, "+RL L1"), (BEST, "+RL L1+2")) if acc[m])
     atomic = _rows(tables, fig, "pass@1", STAGE1_MODEL).get("1")
-    text = (f"Levels {pooled[0]}: {shares}; +RL L1+2 − +RL L1 {points(versus[OTHER]['value'])} {_ci(versus[OTHER])}"
-            f", − Multi-Base {points(versus[STAGE1_MODEL]['value'])} {_ci(versus[STAGE1_MODEL])}")
+    text = (f"Levels {pooled[0]}: {shares}; +RL L1+2 − +RL L1 {_pts(versus[OTHER]['value'])} {_ci(versus[OTHER])}"
+            f", − Multi-Base {_pts(versus[STAGE1_MODEL]['value'])} {_ci(versus[STAGE1_MODEL])}")
     if atomic:
         text += f" (Multi-Base at Level 1 {100 * atomic['value']:.1f} %)"
     ahead = all(r["value"] > 0 for r in versus.values())
