@@ -295,7 +295,7 @@ def test_the_verdicts_block_counts_the_seeds_where_findings_1_to_3_hold(tmp_path
     real = findings.check
     monkeypatch.setattr(findings, "check", lambda t: [{**r, "verdict": "no"} for r in real(t)])
     block = readme.verdicts_block()
-    assert f"hold in 0 of {len(rows)} seeds (at Level 3" in block and "learns to compose" not in block
+    assert f"hold in 0 of {len(rows)} seeds. At Level 3" in block and "learns to compose" not in block
     assert (f"Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in 0 of {len(rows)} seeds, and on the full-trace "
             f"test set in 0 of {len(rows)}: RL Level 2 − RL Level 1 is ") in block
     assert "lies on prompts that a shorter trace also answers" in block
@@ -323,7 +323,7 @@ def test_the_level3_gains_reconcile_with_the_tables_pass_at_1_rows():
     (to their rounding), seed by seed."""
     verdicts = re.search(r"<!-- verdicts:begin -->(.*?)<!-- verdicts:end -->", TEXT, re.S)[1]
     m = re.search(r"iterative RFT adds ([\d.+\-/ ]+) points to the Stage-1 base's pass@1 in seeds [\d /]+, "
-                  r"RL Level 2 ([\d.+\-/ ]+)\)", verdicts)
+                  r"RL Level 2 ([\d.+\-/ ]+)\.", verdicts)
     assert m, verdicts
     rft_gain, rl_gain = ([float(x) for x in g.split(" / ")] for g in m.groups())
 

@@ -430,9 +430,9 @@ def verdicts_block(results: Path = RESULTS) -> str:
         text += (": RL on Level 1 leaves composition where the Stage-1 base has it, RL on Level 2 learns to compose "
                  "and carries it to Levels 3 and 4 of functions it never trained on, and iterative RFT on the same "
                  "kind of data stays below RL on Level 2")
-    text += _level3_gains(tables) + _six_rft_iterations(results)
+    text += "." + _level3_gains(tables) + _six_rft_iterations(results)
     full_trace = holds(FULL_TRACE_FINDING)
-    text += (f". Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
+    text += (f" Finding 2 beyond Level 4 (above 0 at Levels ≥ 5) holds in {holds(DEEP_LEVELS_FINDING)} of "
              f"{len(rows)} seeds, and on the full-trace test set in {full_trace} of {len(rows)}: RL Level 2 − RL "
              f"Level 1 is {leads(FULL_TRACE_FINDING)} points there against {leads(LEVEL4_FINDING)} on every Level-4 "
              "prompt")
@@ -456,8 +456,8 @@ def _level3_gains(tables) -> str:
         gains["iterative RFT"].append(at3[rft] - at3["stage1"])
         gains["RL Level 2"].append(at3["rl_level2"] - at3["stage1"])
     rft, rl = (" / ".join(points(g) for g in gains[m]) for m in gains)
-    return (f" (at Level 3, iterative RFT adds {rft} points to the Stage-1 base's pass@1 in seeds {_numbers(SEEDS)}, "
-            f"RL Level 2 {rl})")
+    return (f" At Level 3, iterative RFT adds {rft} points to the Stage-1 base's pass@1 in seeds {_numbers(SEEDS)}, "
+            f"RL Level 2 {rl}.")
 
 
 def _six_rft_iterations(results: Path) -> str:
@@ -471,9 +471,9 @@ def _six_rft_iterations(results: Path) -> str:
     rows = [next(r for r in check(load_run(run)) if r["finding"] == RFT_FINDING) for run in runs]
     holding = sum(r["verdict"] == "holds" for r in rows)
     leads = " / ".join(r["measured"].split(" (")[0] for r in rows)
-    return (f"; against the paper's six RFT iterations ([the overlay](experiments/{RFT_OVERLAY}.yaml) on the same "
+    return (f" With the paper's six RFT iterations ([the overlay](experiments/{RFT_OVERLAY}.yaml) on the same "
             f"runs), finding 3 holds in {holding} of {_plural(len(rows), 'seed')}, by {leads} points in seeds "
-            f"{_numbers([run.name for run in runs])}")
+            f"{_numbers([run.name for run in runs])}.")
 
 
 def _published_studies(results: Path) -> dict[str, list[dict]]:
