@@ -292,7 +292,7 @@ def test_the_timing_block_gives_every_figure_as_a_range_over_the_seeds_runs(tmp_
     cpu["rule_all_wall_s"] = 60 * 90
     (tmp_path / "main-job-runs.json").write_text(json.dumps(record))
     assert (f"takes {min(walls) / 60:.0f}–90 min on AMD EPYC with AVX-512, 2 cores (the published seeds' 3 runs, "
-            f"`docs/results/seed*/run.json`, and 1 run of `main-job-runs.json`, commit {cpu['commit']})"
+            f"`docs/results/seed*/run.json`, and 1 run of `docs/results/main-job-runs.json`, commit {cpu['commit']})"
             in readme.timing_block(tmp_path))
 
 

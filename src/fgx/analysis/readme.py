@@ -255,8 +255,9 @@ def timing_block(results: Path = RESULTS) -> str:
     """The main job's wall time as a range over its timed runs and that of the latest (main-job-runs.json, in the
     order the runs ran: each run's machine, commit, seconds, or none where a test suite or other training ran
     beside it, and the seed 0 its figure table was compared with), on a CPU and on one GPU; every figure's from
-    scratch as a range over the published seeds' runs (their run.json); the memory and disk of the benchmarked main
-    job's record (main-job.json); and how many runs' figure tables equal the published seed 0's."""
+    scratch as a range over the published seeds' runs (their run.json) and the main-job runs that went on to every
+    figure (their rule_all_wall_s); the memory and disk of the benchmarked main job's record (main-job.json); and
+    how many runs' figure tables equal the published seed 0's."""
     runs = _default_runs(results)
     stopped = [run for run in runs if run.get("stopped_after_s") is not None]  # ended before its last job
     timed = [run for run in runs if run["wall_s"] is not None]  # none: a test suite or training ran beside it
@@ -299,7 +300,7 @@ def timing_block(results: Path = RESULTS) -> str:
         text += (f"Every figure from scratch (`rule all`, the main job included) takes {_wall_range(every_figure)} "
                  f"min on {' or '.join(dict.fromkeys(r['machine'] for r in seeds + more))} (the published seeds' "
                  f"{len(seeds)} runs, `docs/results/seed*/run.json`"
-                 + (f", and {_plural(len(more), 'run')} of `main-job-runs.json`, commit{'s' if len(more) > 1 else ''} "
+                 + (f", and {_plural(len(more), 'run')} of `docs/results/main-job-runs.json`, commit{'s' if len(more) > 1 else ''} "
                     f"{_commits(more)}" if more else "") + "). ")
     r = _json(results / "main-job.json")
     main, every = _footprint(r), _footprint(r, "rule_all_")
