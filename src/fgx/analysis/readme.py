@@ -300,8 +300,8 @@ def timing_block(results: Path = RESULTS) -> str:
         text += (f"Every figure from scratch (`rule all`, the main job included) takes {_wall_range(every_figure)} "
                  f"min on {' or '.join(dict.fromkeys(r['machine'] for r in seeds + more))} (the published seeds' "
                  f"{len(seeds)} runs, `docs/results/seed*/run.json`"
-                 + (f", and {_plural(len(more), 'run')} of `docs/results/main-job-runs.json`, commit{'s' if len(more) > 1 else ''} "
-                    f"{_commits(more)}" if more else "") + "). ")
+                 + (f", and {_plural(len(more), 'run')} of `docs/results/main-job-runs.json`, "
+                    f"commit{'s' if len(more) > 1 else ''} {_commits(more)}" if more else "") + "). ")
     r = _json(results / "main-job.json")
     main, every = _footprint(r), _footprint(r, "rule_all_")
     if main and every:
