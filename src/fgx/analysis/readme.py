@@ -18,7 +18,8 @@ Six blocks of README.md are written by this module and nowhere else:
   (``docs/results/main-job-runs.json``: a run whose ``wall_s`` is null, beside a test suite or other training, is
   named as left out; the pretraining range says over how many runs), on one GPU where a run had one (a run
   stopped before its last job, with ``stopped_after_s`` and ``stopped_at``, is said as such and timed nowhere),
-  every figure's from scratch as a range over the published seeds' runs, the memory and disk the run needed
+  every figure's from scratch as a range over the published seeds' runs and the main-job runs with
+  ``rule_all_wall_s``, the memory and disk the run needed
   from ``docs/results/main-job.json`` (``benchmarks/main_job.py --then-all --keep`` writes that record), and
   how many runs' figure tables were compared with ``docs/results/seed0``'s and whether they equal it;
 - ``tests``: how long the whole test suite takes as CI runs it, runs counted per machine
