@@ -5,12 +5,13 @@ them), no CPU job holds any, and the profile keeps profiles/default's other sett
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from fgx.checkout import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = yaml.safe_load((ROOT / "profiles" / "gpu" / "config.yaml").read_text())
@@ -33,8 +34,7 @@ def test_the_gpu_profile_shares_only_model_jobs_and_keeps_the_rest_of_the_defaul
 
 def test_a_dry_run_of_the_main_job_under_the_gpu_profile(tmp_path):
     work = tmp_path / "fgx"
-    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".venv*", ".git", ".snakemake", "results", "logs",
-                                                               "__pycache__", ".pytest_cache", "build"))
+    copy_checkout(ROOT, work)  # without figures/ too: a main job run here first must not leave the target made
     proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--workflow-profile", "profiles/gpu", "--cores",
                            "16", "figures/passk_level_curve.pdf"], cwd=work, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

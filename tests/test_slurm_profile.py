@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +20,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from fgx.checkout import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-COPY_IGNORE = shutil.ignore_patterns(".venv*", ".git", ".snakemake", "results", "logs", "__pycache__",
-                                     "*.egg-info", ".pytest_cache", ".test")
 GPU_RULES = {"rollout", "evaluate", "rft_sft", "rl", "rl_multi"}
 # resource names snakemake-executor-plugin-slurm (2.x) reads, plus Snakemake's standard ones
 PLUGIN_RESOURCES = {"runtime", "mem_mb", "mem_mb_per_cpu", "cpus_per_task", "cpus_per_gpu", "gpu", "gpu_model",
@@ -121,7 +120,7 @@ def paper_workdir(tmp_path_factory):
     """A copy of the workflow plus a fake local model directory for config.paper.yaml."""
     base = tmp_path_factory.mktemp("paper")
     work = base / "fgx"
-    shutil.copytree(ROOT, work, ignore=COPY_IGNORE)
+    copy_checkout(ROOT, work)
     model = base / "Llama-3.1-8B-Instruct"
     model.mkdir()  # what the config check reads before any job: a config naming its model type, weights, a tokenizer
     (model / "config.json").write_text('{"model_type": "llama"}')
